@@ -1,0 +1,71 @@
+"""remem: long-term memory for LLM agents.
+
+Typed, versioned, scoped claims on a hash-chained, text-free ledger; one pure decision for
+every write; hybrid recall under a token budget; forgetting that erases every copy.
+
+    import remem
+    store = remem.open("memory.db")
+    mem = store.create_memory("m1")
+    mem.remember("user:alice", "home_city", "Paris", kind="profile_slot")
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from remem.domain.model import Authority, Cardinality, ItemStatus, Kind, Scope, Source
+from remem.errors import (
+    AlreadyExists,
+    ClaimForgotten,
+    ConfigInvalid,
+    HeadMoved,
+    IdempotencyConflict,
+    InvalidInput,
+    LegalHoldActive,
+    NotFound,
+    PermissionDenied,
+    RememError,
+    RevisionMismatch,
+)
+from remem.service.memory import Memory
+from remem.service.results import Inspection, ItemView, Page, WriteResult
+from remem.service.store import RememStore
+
+
+def open(url: str | Path, *, clock=None, **options) -> RememStore:  # noqa: A001
+    """Opens a database: a SQLite file path (created if missing) or a ``postgresql://`` URL.
+
+    Raises:
+        InvalidInput: unsupported URL. StoreUnavailable: cannot open it.
+    """
+    from remem.stores import open_store
+
+    return RememStore(open_store(url, **options), clock=clock)
+
+
+__all__ = [
+    "AlreadyExists",
+    "Authority",
+    "Cardinality",
+    "ClaimForgotten",
+    "ConfigInvalid",
+    "HeadMoved",
+    "IdempotencyConflict",
+    "Inspection",
+    "InvalidInput",
+    "ItemStatus",
+    "ItemView",
+    "Kind",
+    "LegalHoldActive",
+    "Memory",
+    "NotFound",
+    "Page",
+    "PermissionDenied",
+    "RememError",
+    "RememStore",
+    "RevisionMismatch",
+    "Scope",
+    "Source",
+    "WriteResult",
+    "open",
+]

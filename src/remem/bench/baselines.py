@@ -1,0 +1,306 @@
+"""Retrieval baselines for the LoCoMo bench: BM25 over turns and exact dense cosine.
+
+Both index the turns of *one* conversation (a question is asked of the memory built from its own
+conversation) and return dia_ids, best first.
+
+Tokenisation (``tokenize``): lower-case, ``\\w+`` runs, then, by default, the Porter (1980)
+stemmer implemented here (``porter_stem``; no extra dependency). The README's reference numbers
+were measured with "lower-cased, stemmed tokens", so ``stem=True`` is the default; ``stem=False``
+gives the unstemmed variant for comparison. No stop-word list is applied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+
+__all__ = [
+    "porter_stem",
+    "tokenize",
+    "BM25Baseline",
+    "DenseBaseline",
+]
+
+
+class _TurnLike(Protocol):
+    dia_id: str
+    text: str
+
+
+# --------------------------------------------------------------------------- Porter stemmer
+#
+# M. F. Porter, "An algorithm for suffix stripping", Program 14(3), 1980, as published (step 2
+# uses "abli" -> "able"; none of the later "bli"/"logi" departures of the C reference). Words of
+# one or two letters are left alone.
+
+_VOWELS = frozenset("aeiou")
+
+
+def _is_cons(w: str, i: int) -> bool:
+    ch = w[i]
+    if ch in _VOWELS:
+        return False
+    if ch == "y":
+        return i == 0 or not _is_cons(w, i - 1)
+    return True
+
+
+def _measure(stem: str) -> int:
+    """m in [C](VC)^m[V]."""
+    m = 0
+    i, n = 0, len(stem)
+    while i < n and _is_cons(stem, i):
+        i += 1
+    while i < n:
+        while i < n and not _is_cons(stem, i):
+            i += 1
+        if i >= n:
+            break
+        while i < n and _is_cons(stem, i):
+            i += 1
+        m += 1
+    return m
+
+
+def _has_vowel(stem: str) -> bool:
+    return any(not _is_cons(stem, i) for i in range(len(stem)))
+
+
+def _ends_double_cons(w: str) -> bool:
+    return len(w) >= 2 and w[-1] == w[-2] and _is_cons(w, len(w) - 1)
+
+
+def _ends_cvc(w: str) -> bool:
+    """*o: ends consonant-vowel-consonant, the last not w, x or y."""
+    if len(w) < 3:
+        return False
+    return (
+        _is_cons(w, len(w) - 3)
+        and not _is_cons(w, len(w) - 2)
+        and _is_cons(w, len(w) - 1)
+        and w[-1] not in "wxy"
+    )
+
+
+_STEP2 = (
+    ("ational", "ate"),
+    ("tional", "tion"),
+    ("enci", "ence"),
+    ("anci", "ance"),
+    ("izer", "ize"),
+    ("abli", "able"),
+    ("alli", "al"),
+    ("entli", "ent"),
+    ("eli", "e"),
+    ("ousli", "ous"),
+    ("ization", "ize"),
+    ("ation", "ate"),
+    ("ator", "ate"),
+    ("alism", "al"),
+    ("iveness", "ive"),
+    ("fulness", "ful"),
+    ("ousness", "ous"),
+    ("aliti", "al"),
+    ("iviti", "ive"),
+    ("biliti", "ble"),
+)
+_STEP3 = (
+    ("icate", "ic"),
+    ("ative", ""),
+    ("alize", "al"),
+    ("iciti", "ic"),
+    ("ical", "ic"),
+    ("ful", ""),
+    ("ness", ""),
+)
+_STEP4 = (
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
+    "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
+)  # fmt: skip
+
+
+def _longest(word: str, suffixes: Sequence[str]) -> str | None:
+    best = None
+    for s in suffixes:
+        if word.endswith(s) and (best is None or len(s) > len(best)):
+            best = s
+    return best
+
+
+def _replace_if_m(word: str, rules: Sequence[tuple[str, str]], min_m: int) -> str:
+    """Longest matching suffix only; replaced when the remaining stem has m > min_m - 1."""
+    table = dict(rules)
+    suf = _longest(word, list(table))
+    if suf is None:
+        return word
+    stem = word[: -len(suf)]
+    return stem + table[suf] if _measure(stem) >= min_m else word
+
+
+@lru_cache(maxsize=200_000)
+def porter_stem(word: str) -> str:
+    """Porter-stem one lower-case word."""
+    w = word
+    if len(w) <= 2:
+        return w
+    # Step 1a
+    if w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("ss"):
+        pass
+    elif w.endswith("s"):
+        w = w[:-1]
+    # Step 1b
+    step1b_extra = False
+    if w.endswith("eed"):
+        if _measure(w[:-3]) > 0:
+            w = w[:-1]
+    elif w.endswith("ed") and _has_vowel(w[:-2]):
+        w = w[:-2]
+        step1b_extra = True
+    elif w.endswith("ing") and _has_vowel(w[:-3]):
+        w = w[:-3]
+        step1b_extra = True
+    if step1b_extra:
+        if w.endswith(("at", "bl", "iz")):
+            w += "e"
+        elif _ends_double_cons(w) and w[-1] not in "lsz":
+            w = w[:-1]
+        elif _measure(w) == 1 and _ends_cvc(w):
+            w += "e"
+    # Step 1c
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    # Step 2, 3
+    w = _replace_if_m(w, _STEP2, 1)
+    w = _replace_if_m(w, _STEP3, 1)
+    # Step 4
+    suf = _longest(w, _STEP4)
+    if suf is not None:
+        stem = w[: -len(suf)]
+        if _measure(stem) > 1 and (suf != "ion" or stem.endswith(("s", "t"))):
+            w = stem
+    # Step 5a
+    if w.endswith("e"):
+        stem = w[:-1]
+        m = _measure(stem)
+        if m > 1 or (m == 1 and not _ends_cvc(stem)):
+            w = stem
+    # Step 5b
+    if _measure(w) > 1 and _ends_double_cons(w) and w.endswith("l"):
+        w = w[:-1]
+    return w
+
+
+_TOKEN_RE = re.compile(r"\w+")
+
+
+def tokenize(text: str, *, stem: bool = True) -> list[str]:
+    """Lower-cased ``\\w+`` tokens, Porter-stemmed when ``stem``."""
+    toks = _TOKEN_RE.findall(text.lower())
+    return [porter_stem(t) for t in toks] if stem else toks
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+class BM25Baseline:
+    """``rank_bm25.BM25Okapi`` (default k1=1.5, b=0.75) over the turns' tokens.
+
+    ``search`` returns up to k dia_ids by descending score, ties broken by turn order; turns that
+    share no token with the query (score 0) are never returned.
+    """
+
+    def __init__(self, turns: Sequence[_TurnLike], *, stem: bool = True) -> None:
+        try:
+            from rank_bm25 import BM25Okapi
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "BM25Baseline needs rank-bm25: pip install 'remem[bench]'"
+            ) from exc
+        self.stem = stem
+        self.dia_ids: list[str] = [t.dia_id for t in turns]
+        corpus = [tokenize(t.text, stem=stem) for t in turns]
+        # BM25Okapi divides by the corpus size and the average length: guard the degenerate cases.
+        self._bm25 = BM25Okapi(corpus) if corpus and any(corpus) else None
+
+    def scores(self, query: str) -> np.ndarray:
+        if self._bm25 is None:
+            return np.zeros(len(self.dia_ids))
+        q = tokenize(query, stem=self.stem)
+        return np.asarray(self._bm25.get_scores(q), dtype=float)
+
+    def search(self, query: str, k: int) -> list[str]:
+        if k <= 0:
+            return []
+        s = self.scores(query)
+        order = np.argsort(-s, kind="stable")
+        return [self.dia_ids[i] for i in order[:k] if s[i] > 0]
+
+
+# --------------------------------------------------------------------------- dense
+
+
+def _l2_normalise(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
+
+
+class DenseBaseline:
+    """Exact cosine search: every turn text embedded once, vectors L2-normalised.
+
+    ``embed`` maps a list of texts to an array of shape (len(texts), dim). Texts are embedded in
+    batches of ``batch_size``. A zero vector (turn or query) scores 0 against everything. Ties are
+    broken by turn order.
+    """
+
+    def __init__(
+        self,
+        turns: Sequence[_TurnLike],
+        embed: Callable[[list[str]], np.ndarray],
+        *,
+        batch_size: int = 64,
+    ) -> None:
+        if batch_size <= 0:
+            raise ValueError("batch_size must be positive")
+        self._embed = embed
+        self.dia_ids: list[str] = [t.dia_id for t in turns]
+        texts = [t.text for t in turns]
+        chunks = [
+            self._embed_checked(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)
+        ]
+        if chunks:
+            self.matrix = _l2_normalise(np.vstack(chunks).astype(np.float32, copy=False))
+        else:
+            self.matrix = np.zeros((0, 0), dtype=np.float32)
+
+    def _embed_checked(self, texts: list[str]) -> np.ndarray:
+        out = np.asarray(self._embed(texts), dtype=np.float32)
+        if out.ndim != 2 or out.shape[0] != len(texts):
+            raise ValueError(
+                f"embed returned shape {out.shape} for {len(texts)} texts; expected (n, dim)"
+            )
+        return out
+
+    def scores(self, query: str) -> np.ndarray:
+        if not self.dia_ids:
+            return np.zeros(0, dtype=np.float32)
+        q = _l2_normalise(self._embed_checked([query])[0])
+        if q.shape[0] != self.matrix.shape[1]:
+            raise ValueError(
+                f"query vector has dim {q.shape[0]}, turn vectors have {self.matrix.shape[1]}"
+            )
+        return self.matrix @ q
+
+    def search(self, query: str, k: int) -> list[str]:
+        if k <= 0 or not self.dia_ids:
+            return []
+        s = self.scores(query)
+        order = np.argsort(-s, kind="stable")
+        return [self.dia_ids[i] for i in order[:k]]

@@ -1,0 +1,109 @@
+"""Canonical JSON (RFC 8785), text normalisation, claim ids and ledger hashes.
+
+- ``canonical_json``: RFC 8785 JSON Canonicalization Scheme bytes (the ``rfc8785`` package).
+- ``normalize_value``: strings compare after NFKC, casefold and whitespace collapse; numbers,
+  booleans, null and containers keep their JSON type ("3" != 3) (DESIGN.md "claim").
+- ``claim_id``: sha256 over canonical_json([memory_id, scope, key, normalized value]).
+- ``event_hash``: sha256(prev_hash || canonical_json(event)) with the zero hash first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import rfc8785
+
+from remem.errors import InvalidInput
+
+ZERO_HASH = "0" * 64
+_WS = re.compile(r"\s+")
+
+
+def canonical_json(value: Any) -> bytes:
+    """RFC 8785 canonical bytes of a JSON value.
+
+    Raises:
+        InvalidInput: the value is not representable (non-finite float, non-str keys, ...).
+    """
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        raise InvalidInput(f"value is not canonical JSON: {exc}", field="value") from exc
+
+
+def normalize_text(text: str) -> str:
+    """NFKC, casefold, collapse runs of whitespace, strip."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def normalize_value(value: Any) -> Any:
+    """Normalises every string inside a JSON value; other types keep their type."""
+    if isinstance(value, str):
+        return normalize_text(value)
+    if isinstance(value, list):
+        return [normalize_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalize_value(v) for k, v in value.items()}
+    return value
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def claim_id(memory_id: str, scope: str, key: str, value: Any) -> str:
+    """``sha256(canonical_json([memory_id, scope, key, normalize_value(value)]))`` as hex."""
+    return sha256_hex(canonical_json([memory_id, scope, key, normalize_value(value)]))
+
+
+def digest(value: Any) -> str:
+    """sha256 hex of a JSON value's canonical bytes (idempotency digests)."""
+    return sha256_hex(canonical_json(value))
+
+
+def salted_digest(salt: bytes, value: Any) -> str:
+    """sha256(salt || canonical_json(value)): commits to a payload without leaking it."""
+    return sha256_hex(salt + canonical_json(value))
+
+
+def event_body(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The hashed part of a ledger event: memory, seq, type, data, actor, at."""
+    return {k: event[k] for k in ("memory", "seq", "type", "data", "actor", "at")}
+
+
+def event_hash(prev_hash: str, event: Mapping[str, Any]) -> str:
+    """``sha256(bytes.fromhex(prev_hash) || canonical_json(event_body(event)))`` as hex."""
+    return sha256_hex(bytes.fromhex(prev_hash) + canonical_json(event_body(event)))
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    """The first broken link of a chain: where, and what was expected."""
+
+    seq: int
+    reason: str
+
+
+def verify_chain(events: Iterable[Mapping[str, Any]]) -> ChainBreak | None:
+    """Walks events in seq order; returns the first broken link or None.
+
+    Each event mapping has memory, seq, type, data, actor, at, prev_hash, hash. Seqs must be
+    1, 2, 3, ...; the first prev_hash is the zero hash.
+    """
+    prev = ZERO_HASH
+    expected_seq = 1
+    for ev in events:
+        if ev["seq"] != expected_seq:
+            return ChainBreak(ev["seq"], f"expected seq {expected_seq}, found {ev['seq']}")
+        if ev["prev_hash"] != prev:
+            return ChainBreak(ev["seq"], "prev_hash does not match the previous event's hash")
+        if event_hash(prev, ev) != ev["hash"]:
+            return ChainBreak(ev["seq"], "hash does not match the event's content")
+        prev = ev["hash"]
+        expected_seq += 1
+    return None

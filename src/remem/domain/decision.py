@@ -1,0 +1,297 @@
+"""The one decision: (key state, candidate, authority, judgement) -> events.
+
+Every writer goes through ``decide`` (DESIGN.md "Write path"; KickSide engine/decision.lua):
+
+- a tombstoned claim is never learned again by AUTOMATIC or ASSERT paths (outcome forgotten);
+- the same claim already live -> NOOP "seen again": provenance added, last-confirmed advanced;
+- CORRECTION checks ``expected_revision`` first and supersedes the live value(s), taking over
+  their world interval (KIP change_kind correction: the old value was never true);
+- single key, different value: the later ``valid_at`` wins; an older statement is stored as
+  history (outcome stale), never as current truth. Otherwise OWNER supersedes (or conflicts
+  when the key's ``on_change`` is conflict), ASSERT records a conflict (instantKV), AUTOMATIC
+  follows the judge's verdict (SUPERSEDE, MERGE, NOOP, CONFLICT) or the rule judge;
+- multi key: ADD, unless the judge matches the candidate to an existing item;
+- a CONFLICT always names the complete group.
+
+Pure: ids are derived from inputs, time comes in as ``now``; nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from remem.domain.canonical import claim_id as make_claim_id
+from remem.domain.canonical import sha256_hex
+from remem.domain.events import Event, EventType
+from remem.domain.keys import default_cardinality
+from remem.domain.model import (
+    Authority,
+    Candidate,
+    Cardinality,
+    ItemState,
+    ItemStatus,
+    KeyState,
+    OnChange,
+    Outcome,
+    Verdict,
+)
+from remem.domain.timefmt import to_iso
+from remem.errors import InvalidInput, NotFound, RevisionMismatch
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A judge's verdict where the rules leave a choice.
+
+    Attributes:
+        verdict: ADD | SUPERSEDE | MERGE | NOOP | CONFLICT.
+        target: the existing item id the verdict relates to (MERGE/SUPERSEDE/NOOP on a multi
+            key); None lets the rules pick the live value of a single key.
+    """
+
+    verdict: Verdict
+    target: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a write does.
+
+    Attributes:
+        outcome: the result name reported to the caller.
+        events: the events to append (empty when nothing changes).
+        item_id: the item the candidate became, or the existing item it matched.
+        revision: the key's revision after the decision.
+        new_item: True when ``item_id`` is new and needs its payload stored.
+        claim_id: the candidate's claim id.
+        conflict_group: the group id when the outcome is a conflict.
+    """
+
+    outcome: Outcome
+    events: tuple[Event, ...]
+    item_id: str | None
+    revision: int
+    new_item: bool
+    claim_id: str
+    conflict_group: str | None = None
+
+
+def _derive_id(prefix: str, *parts: object) -> str:
+    return prefix + sha256_hex("\x1f".join(map(str, parts)).encode())[:24]
+
+
+def rule_judgement(state: KeyState, on_change: OnChange) -> Judgement:
+    """The deterministic judge used when no model is configured: the key's ``on_change``."""
+    return Judgement(Verdict.CONFLICT if on_change is OnChange.CONFLICT else Verdict.SUPERSEDE)
+
+
+def decide(
+    state: KeyState,
+    candidate: Candidate,
+    *,
+    memory_id: str,
+    authority: Authority,
+    now: datetime,
+    content_hash: str,
+    judgement: Judgement | None = None,
+    expected_revision: int | None = None,
+    replaces: str | None = None,
+    on_change: OnChange | None = None,
+    cardinality: Cardinality | None = None,
+) -> Decision:
+    """Decides what a candidate does to its key.
+
+    Args:
+        state: the key's state at the ledger head.
+        candidate: the proposed claim occurrence.
+        memory_id: the memory (part of the claim id).
+        authority: who writes (see ``Authority``).
+        now: the decision time (provenance ``seen_at``); not used as world time.
+        content_hash: salted digest of the candidate's payload (computed by the service).
+        judgement: the judge's verdict for AUTOMATIC writes; None uses the rule judge.
+        expected_revision: required for CORRECTION; compared with ``state.revision``.
+        replaces: for a CORRECTION of a multi key, the item it corrects.
+        on_change: the key's policy from config (overrides the declared one).
+        cardinality: the cardinality from config for a key never declared before.
+
+    Returns:
+        The Decision; ``events`` is empty for outcomes that write nothing.
+
+    Raises:
+        RevisionMismatch: CORRECTION with a stale ``expected_revision``.
+        InvalidInput: CORRECTION of a multi key without ``replaces``.
+        NotFound: ``replaces`` names no live item of the key.
+    """
+    scope, key = str(candidate.scope), candidate.key
+    cid = make_claim_id(memory_id, scope, key, candidate.value)
+    if authority is Authority.CORRECTION:
+        if expected_revision is None:
+            raise InvalidInput(
+                f"A correction of {key!r} needs expected_revision; inspect the key and pass "
+                "its current revision.", field="expected_revision")
+        if expected_revision != state.revision:
+            raise RevisionMismatch(
+                f"Correction of {key!r} expected revision {expected_revision}, but the current "
+                f"revision is {state.revision}. Inspect the key, review it, and retry with "
+                f"revision {state.revision}.",
+                key=key, expected_revision=expected_revision, current_revision=state.revision,
+            )
+
+    revision = state.revision + 1
+    events: list[Event] = []
+    card = state.cardinality
+    if card is None:
+        card = cardinality or default_cardinality(key)
+        events.append(Event(EventType.KEY_DECLARED, {
+            "key": key, "cardinality": card.value,
+            "on_change": (on_change or OnChange.SUPERSEDE).value}))
+    policy = on_change or state.on_change
+
+    def noop(outcome: Outcome, item_id: str | None = None) -> Decision:
+        return Decision(outcome, (), item_id, state.revision, False, cid)
+
+    # Forgotten claims are never learned again by automatic paths or plain asserts.
+    if cid in state.tombstones and authority in (Authority.AUTOMATIC, Authority.ASSERT):
+        return noop(Outcome.FORGOTTEN)
+
+    # Same claim already live, or history covering the same world time: seen again.
+    seen = _seen_again(state, cid, candidate.valid_at)
+    if seen is not None and not (authority is Authority.CORRECTION and replaces):
+        return _seen(state, candidate, seen, cid, now)
+
+    item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)
+    added = Event(EventType.ITEM_ADDED, {
+        "item_id": item_id, "claim_id": cid, "scope": scope, "key": key,
+        "kind": candidate.kind.value, "cardinality": card.value, "revision": revision,
+        "valid_at": to_iso(candidate.valid_at),
+        "valid_until": to_iso(candidate.valid_until) if candidate.valid_until else None,
+        "payload_id": _derive_id("pl_", item_id, revision), "content_hash": content_hash,
+        "source_id": candidate.source.id, "source_role": candidate.source.role,
+        "authority": authority.value,
+    })
+
+    def made(outcome: Outcome, more: list[Event], group: str | None = None,
+             valid_at: datetime | None = None) -> Decision:
+        first = added
+        if valid_at is not None:
+            first = Event(EventType.ITEM_ADDED, {**added.data, "valid_at": to_iso(valid_at)})
+        return Decision(outcome, (*events, first, *more), item_id, revision, True, cid, group)
+
+    live = state.live()
+    if authority is Authority.CORRECTION:
+        targets = live if card is Cardinality.SINGLE else _targets(state, replaces, key)
+        if not targets:
+            return made(Outcome.CORRECTED, [])
+        start = min(t.valid_at for t in targets)
+        return made(Outcome.CORRECTED, [
+            _superseded(t, scope, key, revision, by=item_id, invalid_at=t.valid_at,
+                        correction=True) for t in targets
+        ], valid_at=start)
+
+    if card is Cardinality.MULTI:
+        return _multi(state, judgement, made, scope, key, revision, item_id, candidate, cid, now)
+
+    if not live:
+        return made(Outcome.CREATED, [])
+    newest = max(t.valid_at for t in live)
+    if candidate.valid_at < newest:
+        # Older statement: history only, never current truth.
+        owner = max(live, key=lambda t: t.valid_at)
+        return made(Outcome.STALE, [Event(EventType.ITEM_SUPERSEDED, {
+            "item_id": item_id, "scope": scope, "key": key, "revision": revision,
+            "by": owner.item_id, "invalid_at": to_iso(newest)})])
+
+    if authority is Authority.OWNER:
+        verdict = Verdict.CONFLICT if policy is OnChange.CONFLICT else Verdict.SUPERSEDE
+    elif authority is Authority.ASSERT:
+        verdict = Verdict.CONFLICT
+    else:
+        verdict = (judgement or rule_judgement(state, policy)).verdict
+
+    group = live[0].conflict_group
+    if verdict is Verdict.NOOP:
+        return _seen(state, candidate, live[0], cid, now)
+    if verdict is Verdict.CONFLICT:
+        group = group or _derive_id("grp_", memory_id, scope, key, revision)
+        ids = [t.item_id for t in live] + [item_id]
+        return made(Outcome.CONFLICT, [Event(EventType.ITEM_CONFLICTED, {
+            "scope": scope, "key": key, "revision": revision, "item_ids": ids,
+            "group_id": group})], group=group)
+    if verdict is Verdict.MERGE:
+        return made(Outcome.MERGED, [Event(EventType.ITEM_MERGED, {
+            "scope": scope, "key": key, "revision": revision,
+            "item_ids": [t.item_id for t in live], "into": item_id})])
+    # SUPERSEDE (and ADD on a single key means replace)
+    return made(Outcome.SUPERSEDED, [
+        _superseded(t, scope, key, revision, by=item_id,
+                    invalid_at=candidate.valid_at, resolved_conflict=t.conflict_group)
+        for t in live
+    ])
+
+
+def _seen_again(state: KeyState, cid: str, valid_at: datetime) -> ItemState | None:
+    for item in state.items:
+        if item.claim_id != cid:
+            continue
+        if item.status in (ItemStatus.CURRENT, ItemStatus.CONFLICT):
+            return item
+        if item.status is ItemStatus.SUPERSEDED and not _never_true(item):
+            if item.valid_at <= valid_at and (item.invalid_at is None or valid_at < item.invalid_at):
+                return item
+    return None
+
+
+def _never_true(item: ItemState) -> bool:
+    return item.invalid_at is not None and item.invalid_at <= item.valid_at
+
+
+def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
+          now: datetime) -> Decision:
+    ev = Event(EventType.PROVENANCE_ADDED, {
+        "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
+        "source_id": candidate.source.id, "source_role": candidate.source.role,
+        "seen_at": to_iso(now)})
+    return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
+
+
+def _superseded(t: ItemState, scope: str, key: str, revision: int, *, by: str,
+                invalid_at: datetime, resolved_conflict: str | None = None,
+                correction: bool = False) -> Event:
+    data = {"item_id": t.item_id, "scope": scope, "key": key, "revision": revision, "by": by,
+            "invalid_at": to_iso(invalid_at)}
+    if resolved_conflict:
+        data["resolved_conflict"] = resolved_conflict
+    if correction:
+        data["correction"] = True
+    return Event(EventType.ITEM_SUPERSEDED, data)
+
+
+def _targets(state: KeyState, replaces: str | None, key: str) -> list[ItemState]:
+    if replaces is None:
+        raise InvalidInput(
+            f"{key!r} is a multi-valued key; name the item to correct with replaces=<item_id>.",
+            field="replaces")
+    found = [i for i in state.live() if i.item_id == replaces]
+    if not found:
+        raise NotFound(f"No live item {replaces!r} under key {key!r} to correct.",
+                       item_id=replaces)
+    return found
+
+
+def _multi(state: KeyState, judgement: Judgement | None, made, scope: str, key: str,
+           revision: int, item_id: str, candidate: Candidate, cid: str,
+           now: datetime) -> Decision:
+    if judgement is None or judgement.verdict in (Verdict.ADD, Verdict.CONFLICT):
+        return made(Outcome.CREATED, [])
+    target = next((i for i in state.live() if i.item_id == judgement.target), None)
+    if target is None:
+        return made(Outcome.CREATED, [])
+    if judgement.verdict is Verdict.NOOP:
+        return _seen(state, candidate, target, cid, now)
+    if judgement.verdict is Verdict.MERGE:
+        return made(Outcome.MERGED, [Event(EventType.ITEM_MERGED, {
+            "scope": scope, "key": key, "revision": revision,
+            "item_ids": [target.item_id], "into": item_id})])
+    return made(Outcome.SUPERSEDED, [_superseded(
+        target, scope, key, revision, by=item_id, invalid_at=candidate.valid_at)])

@@ -1,0 +1,276 @@
+"""The one fold: ledger events -> read-model records (text-free).
+
+Used by the write path (apply a decision's events to the affected key's records), by
+``rebuild`` (apply every event of a memory to an empty projection) and, through
+``key_state``, by the decision. Pure: mutates only the in-memory ``Projection`` it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from remem.domain.events import EventType
+from remem.domain.model import (
+    Cardinality,
+    ItemState,
+    ItemStatus,
+    Kind,
+    KeyState,
+    OnChange,
+    Scope,
+)
+from remem.domain.timefmt import from_iso
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    """One row of the items table (no text: text lives in payloads)."""
+
+    item_id: str
+    claim_id: str
+    scope: str
+    key: str
+    kind: str
+    cardinality: str
+    status: str
+    revision: int
+    valid_at: str
+    payload_id: str
+    content_hash: str
+    authority: str
+    created_seq: int
+    updated_seq: int
+    created_at: str
+    last_confirmed_at: str
+    seen_count: int = 1
+    invalid_at: str | None = None
+    valid_until: str | None = None
+    superseded_by: str | None = None
+    conflict_group: str | None = None
+    source_id: str | None = None
+    source_role: str | None = None
+    prior_status: str | None = None
+    correction: bool = False
+    legal_hold: bool = False
+    keep_until: str | None = None
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """One row of the keys table: persisted cardinality and the revision counter per scope."""
+
+    scope: str
+    key: str
+    revision: int = 0
+
+
+@dataclass(frozen=True)
+class ProvenanceRecord:
+    item_id: str
+    seq: int
+    source_id: str | None
+    source_role: str | None
+    seen_at: str
+
+
+@dataclass
+class Projection:
+    """In-memory read model of (part of) one memory.
+
+    ``touched_*`` collect what an ``apply`` changed so a store writes only those rows.
+    """
+
+    items: dict[str, ItemRecord] = field(default_factory=dict)
+    keys: dict[tuple[str, str], KeyRecord] = field(default_factory=dict)
+    cardinality: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (card, on_change)
+    tombstones: set[tuple[str, str, str]] = field(default_factory=set)  # (scope, key, claim_id)
+    provenance: list[ProvenanceRecord] = field(default_factory=list)
+    touched_items: set[str] = field(default_factory=set)
+    touched_keys: set[tuple[str, str]] = field(default_factory=set)
+    new_cardinality: set[str] = field(default_factory=set)
+    new_tombstones: set[tuple[str, str, str]] = field(default_factory=set)
+    new_provenance: list[ProvenanceRecord] = field(default_factory=list)
+    forgotten: set[str] = field(default_factory=set)
+
+    def apply_all(self, events: Iterable[Mapping[str, Any]]) -> None:
+        for ev in events:
+            self.apply(ev)
+
+    def apply(self, ev: Mapping[str, Any]) -> None:
+        """Applies one stored event (mapping with seq, type, data, actor, at)."""
+        handler = _HANDLERS.get(EventType(ev["type"]))
+        if handler is not None:
+            handler(self, ev["data"], ev["seq"], ev["at"])
+
+    # --- helpers -------------------------------------------------------------------------
+    def _put(self, rec: ItemRecord) -> None:
+        self.items[rec.item_id] = rec
+        self.touched_items.add(rec.item_id)
+
+    def _update(self, item_id: str, seq: int, **changes: Any) -> None:
+        rec = self.items.get(item_id)
+        if rec is None:  # erased earlier or outside this partial projection
+            return
+        self._put(replace(rec, updated_seq=seq, **changes))
+
+    def _bump(self, data: Mapping[str, Any]) -> None:
+        if "revision" not in data or "scope" not in data:
+            return
+        k = (data["scope"], data["key"])
+        cur = self.keys.get(k, KeyRecord(*k))
+        if data["revision"] > cur.revision:
+            self.keys[k] = replace(cur, revision=data["revision"])
+            self.touched_keys.add(k)
+
+
+def _key_declared(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p.cardinality.setdefault(d["key"], (d["cardinality"], d.get("on_change") or "supersede"))
+    p.new_cardinality.add(d["key"])
+
+
+def _item_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._put(
+        ItemRecord(
+            item_id=d["item_id"], claim_id=d["claim_id"], scope=d["scope"], key=d["key"],
+            kind=d["kind"], cardinality=d["cardinality"], status=ItemStatus.CURRENT.value,
+            revision=d["revision"], valid_at=d["valid_at"], valid_until=d.get("valid_until"),
+            payload_id=d["payload_id"], content_hash=d["content_hash"],
+            authority=d["authority"], source_id=d.get("source_id"),
+            source_role=d.get("source_role"), created_seq=seq, updated_seq=seq,
+            created_at=at, last_confirmed_at=at,
+        )
+    )
+    rec = ProvenanceRecord(d["item_id"], seq, d.get("source_id"), d.get("source_role"), at)
+    p.provenance.append(rec)
+    p.new_provenance.append(rec)
+    p._bump(d)
+
+
+def _item_revised(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["item_id"], seq, payload_id=d["payload_id"], content_hash=d["content_hash"])
+    p._bump(d)
+
+
+def _item_superseded(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(
+        d["item_id"], seq, status=ItemStatus.SUPERSEDED.value, superseded_by=d.get("by"),
+        invalid_at=d.get("invalid_at"), conflict_group=None,
+        correction=bool(d.get("correction", False)),
+    )
+    p._bump(d)
+
+
+def _item_merged(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    for item_id in d["item_ids"]:
+        rec = p.items.get(item_id)
+        if rec is not None and item_id != d["into"]:
+            p._update(item_id, seq, status=ItemStatus.SUPERSEDED.value, superseded_by=d["into"],
+                      conflict_group=None)
+    p._bump(d)
+
+
+def _item_conflicted(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    for item_id in d["item_ids"]:
+        p._update(item_id, seq, status=ItemStatus.CONFLICT.value, conflict_group=d["group_id"])
+    p._bump(d)
+
+
+def _conflict_resolved(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["keep"], seq, status=ItemStatus.CURRENT.value, conflict_group=None)
+    p._bump(d)
+
+
+def _item_archived(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    rec = p.items.get(d["item_id"])
+    if rec is not None:
+        p._update(d["item_id"], seq, status=ItemStatus.ARCHIVED.value, prior_status=rec.status)
+    p._bump(d)
+
+
+def _item_restored(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["item_id"], seq, status=d["status"], prior_status=None)
+    p._bump(d)
+
+
+def _item_forgotten(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    rec = p.items.pop(d["item_id"], None)
+    p.touched_items.add(d["item_id"])
+    p.forgotten.add(d["item_id"])
+    p.provenance = [r for r in p.provenance if r.item_id != d["item_id"]]
+    tomb = (d["scope"], d["key"], d["claim_id"])
+    if tomb not in p.tombstones:
+        p.tombstones.add(tomb)
+        p.new_tombstones.add(tomb)
+    if rec is not None:
+        p._bump(d)
+
+
+def _provenance_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    rec = p.items.get(d["item_id"])
+    if rec is None:
+        return
+    p._update(d["item_id"], seq, last_confirmed_at=d.get("seen_at") or at,
+              seen_count=rec.seen_count + 1)
+    prov = ProvenanceRecord(d["item_id"], seq, d.get("source_id"), d.get("source_role"),
+                            d.get("seen_at") or at)
+    p.provenance.append(prov)
+    p.new_provenance.append(prov)
+
+
+def _retention_set(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["item_id"], seq, keep_until=d.get("keep_until"))
+
+
+def _hold_set(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["item_id"], seq, legal_hold=True)
+
+
+def _hold_released(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
+    p._update(d["item_id"], seq, legal_hold=False)
+
+
+_HANDLERS = {
+    EventType.KEY_DECLARED: _key_declared,
+    EventType.ITEM_ADDED: _item_added,
+    EventType.ITEM_REVISED: _item_revised,
+    EventType.ITEM_SUPERSEDED: _item_superseded,
+    EventType.ITEM_MERGED: _item_merged,
+    EventType.ITEM_CONFLICTED: _item_conflicted,
+    EventType.CONFLICT_RESOLVED: _conflict_resolved,
+    EventType.ITEM_ARCHIVED: _item_archived,
+    EventType.ITEM_RESTORED: _item_restored,
+    EventType.ITEM_FORGOTTEN: _item_forgotten,
+    EventType.PROVENANCE_ADDED: _provenance_added,
+    EventType.RETENTION_SET: _retention_set,
+    EventType.HOLD_SET: _hold_set,
+    EventType.HOLD_RELEASED: _hold_released,
+}
+
+
+def key_state(p: Projection, scope: str, key: str) -> KeyState:
+    """The decision's view of one (scope, key) from a projection."""
+    recs = sorted(
+        (r for r in p.items.values() if r.scope == scope and r.key == key),
+        key=lambda r: (r.revision, r.created_seq),
+    )
+    card = p.cardinality.get(key)
+    return KeyState(
+        scope=Scope.parse(scope),
+        key=key,
+        items=tuple(
+            ItemState(
+                item_id=r.item_id, claim_id=r.claim_id, status=ItemStatus(r.status),
+                valid_at=from_iso(r.valid_at), revision=r.revision, kind=Kind(r.kind),
+                invalid_at=from_iso(r.invalid_at) if r.invalid_at else None,
+                conflict_group=r.conflict_group, superseded_by=r.superseded_by,
+                legal_hold=r.legal_hold,
+            )
+            for r in recs
+        ),
+        revision=p.keys.get((scope, key), KeyRecord(scope, key)).revision,
+        cardinality=Cardinality(card[0]) if card else None,
+        on_change=OnChange(card[1]) if card else OnChange.SUPERSEDE,
+        tombstones=frozenset(c for (s, k, c) in p.tombstones if s == scope and k == key),
+    )

@@ -1,0 +1,108 @@
+"""Input limits and validation (instantKV "Limits and recovery" table).
+
+``validate_candidate`` raises ``InvalidInput`` naming the field, the problem and what to do;
+callers validate everything before writing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from remem.domain.canonical import normalize_text
+from remem.domain.model import Candidate, Kind
+from remem.errors import InvalidInput
+
+MAX_SCOPE_BYTES = 128
+MAX_KEY_BYTES = 128
+MAX_VALUE_BYTES = 1024
+MAX_QUOTE_BYTES = 512
+MAX_SOURCE_ID_BYTES = 256
+MAX_APPLY_BYTES = 65_536
+MAX_PROPOSALS = 8
+MAX_QUERY_BYTES = 16_384
+MAX_OBSERVE_BYTES = 16_384
+MIN_MAX_BYTES, MAX_MAX_BYTES = 128, 65_536
+ROLES = frozenset({"user", "assistant", "tool", "system", "owner", "agent"})
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def check_finite(value: Any, field: str = "value") -> None:
+    """Rejects NaN and infinities anywhere inside a JSON value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInput(f"{field} contains a non-finite number ({value}); use a finite "
+                           "number or a string.", field=field)
+    if isinstance(value, list):
+        for v in value:
+            check_finite(v, field)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InvalidInput(f"{field} has a non-string object key.", field=field)
+            check_finite(v, field)
+
+
+def check_value(value: Any, key: str) -> None:
+    """The value must be JSON, finite, non-empty, <= 1,024 bytes, and not named by the key."""
+    if value is None:
+        raise InvalidInput("value is missing; give the value to remember.", field="value")
+    if isinstance(value, str) and not value.strip():
+        raise InvalidInput("value is empty or whitespace; give the value to remember.",
+                           field="value")
+    if not isinstance(value, (str, int, float, bool, list, dict)):
+        raise InvalidInput(f"value has type {type(value).__name__}; use a JSON value "
+                           "(string, number, boolean, list or object).", field="value")
+    check_finite(value)
+    size = _bytes(json.dumps(value, ensure_ascii=False)) if not isinstance(value, str) \
+        else _bytes(value)
+    if size > MAX_VALUE_BYTES:
+        raise InvalidInput(f"value is {size} UTF-8 bytes; the limit is {MAX_VALUE_BYTES}. "
+                           "Store a shorter value.", field="value", limit=MAX_VALUE_BYTES)
+    if isinstance(value, str):
+        norm_key = normalize_text(key.replace("_", " "))
+        norm_val = normalize_text(value)
+        squashed = norm_key.replace(" ", "")
+        if len(norm_val) >= 2 and (norm_val in norm_key or norm_val.replace(" ", "") in squashed):
+            raise InvalidInput(
+                f"key {key!r} contains the value {value!r}; a key names the topic "
+                "(e.g. 'home_city'), the value goes in value.", field="key")
+
+
+def check_text(text: str | None, field: str, limit: int) -> None:
+    if text is None:
+        return
+    if not isinstance(text, str):
+        raise InvalidInput(f"{field} must be a string.", field=field)
+    size = _bytes(text)
+    if size > limit:
+        raise InvalidInput(f"{field} is {size} UTF-8 bytes; the limit is {limit}.",
+                           field=field, limit=limit)
+
+
+def validate_candidate(c: Candidate) -> None:
+    """Validates a candidate against the limits table; raises InvalidInput on the first issue."""
+    if not isinstance(c.kind, Kind):
+        raise InvalidInput("kind is not one of " + ", ".join(k.value for k in Kind),
+                           field="kind")
+    check_value(c.value, c.key)
+    check_text(c.source.id, "source.id", MAX_SOURCE_ID_BYTES)
+    if c.source.id is not None and not c.source.id.strip():
+        raise InvalidInput("source.id is empty; omit it or give a stable id.", field="source.id")
+    check_text(c.source.text, "source.text", MAX_QUOTE_BYTES)
+    if c.source.role not in ROLES:
+        raise InvalidInput(f"source.role {c.source.role!r} is not one of {sorted(ROLES)}.",
+                           field="source.role")
+    if c.valid_until is not None and c.valid_until <= c.valid_at:
+        raise InvalidInput("valid_until is not after valid_at.", field="valid_until")
+
+
+def parse_kind(text: str) -> Kind:
+    try:
+        return Kind(text)
+    except ValueError:
+        raise InvalidInput(f"kind {text!r} is not one of "
+                           + ", ".join(k.value for k in Kind) + ".", field="kind") from None

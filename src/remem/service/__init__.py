@@ -1,0 +1,1 @@
+"""Service layer: orchestration of domain and ports. No SQL, no prompt text."""

@@ -1,0 +1,161 @@
+"""The write path: state at head -> decide -> commit at the expected head (bounded retry).
+
+Every writer (remember, correct, apply, derive, owner operations) goes through ``Writer``.
+Events, payloads and read-model rows of one decision commit in one transaction; on
+``HeadMoved`` the writer reads the newer state and decides again, up to ``max_attempts``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from remem.domain.canonical import digest, salted_digest
+from remem.domain.decision import Decision, Judgement, decide
+from remem.domain.events import Event, EventType
+from remem.domain.fold import Projection, key_state
+from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnChange, Outcome
+from remem.domain.operations import Operation
+from remem.domain.timefmt import to_iso
+from remem.errors import HeadMoved, IdempotencyConflict
+from remem.service.results import WriteResult
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """A candidate plus everything the decision needs besides state."""
+
+    candidate: Candidate
+    authority: Authority
+    actor: str
+    judgement: Judgement | None = None
+    expected_revision: int | None = None
+    replaces: str | None = None
+    idempotency_key: str | None = None
+    intent: str = "remember"
+
+
+class Writer:
+    """Commits decisions for one memory.
+
+    Args:
+        store: a Store (SQLite or PostgreSQL).
+        memory_id: the memory written to.
+        clock: returns aware UTC datetimes.
+        policy: ``(key) -> (cardinality from config or None, on_change)``.
+        on_commit: hooks called inside the transaction with (uow, projection, new payloads);
+            the recall issue uses it to index text and vectors in the same transaction.
+    """
+
+    max_attempts = 5
+
+    def __init__(self, store: Any, memory_id: str, clock: Any,
+                 policy: Callable[[str], tuple[Cardinality | None, OnChange]]) -> None:
+        self.store = store
+        self.memory_id = memory_id
+        self.clock = clock
+        self.policy = policy
+        self.on_commit: list[Callable[..., None]] = []
+
+    def write(self, req: WriteRequest) -> WriteResult:
+        c = req.candidate
+        scope, key = str(c.scope), c.key
+        idem_digest = digest([req.intent, scope, key, c.value, c.kind.value,
+                              to_iso(c.valid_at), c.source.id, c.source.text,
+                              req.expected_revision, req.replaces])
+        for attempt in range(self.max_attempts):
+            try:
+                with self.store.unit_of_work(self.memory_id) as uow:
+                    if req.idempotency_key:
+                        found = uow.idempotency_get(req.idempotency_key)
+                        if found is not None:
+                            return _replay(found, idem_digest, req.idempotency_key)
+                    head, _ = uow.head()
+                    proj = uow.projection_for(scope, key)
+                    state = key_state(proj, scope, key)
+                    now = self.clock.now()
+                    salt = os.urandom(16)
+                    payload = {"value": c.value, "quote": c.source.text}
+                    card, on_change = self.policy(key)
+                    decision = decide(
+                        state, c, memory_id=self.memory_id, authority=req.authority, now=now,
+                        content_hash=salted_digest(salt, payload), judgement=req.judgement,
+                        expected_revision=req.expected_revision, replaces=req.replaces,
+                        on_change=on_change, cardinality=card)
+                    result = self._commit(uow, head, proj, decision, req, scope, key, now,
+                                          salt, payload)
+                    if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
+                        uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
+                                            result.item_id, to_iso(now))
+                    return result
+            except HeadMoved:
+                if attempt == self.max_attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _commit(self, uow: Any, head: int, proj: Projection, decision: Decision,
+                req: WriteRequest, scope: str, key: str, now: datetime, salt: bytes,
+                payload: dict[str, Any]) -> WriteResult:
+        new_payloads = []
+        if decision.events:
+            stored = uow.append(decision.events, actor=req.actor, at=to_iso(now),
+                                expected_seq=head)
+            proj.apply_all(stored)
+            if decision.new_item:
+                added = next(e for e in decision.events if e.type is EventType.ITEM_ADDED)
+                uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
+                                payload["quote"], salt)
+                new_payloads.append((decision.item_id, added.data["payload_id"], payload))
+            uow.save(proj)
+            for hook in self.on_commit:
+                hook(uow, proj, new_payloads)
+        rec = proj.items.get(decision.item_id) if decision.item_id else None
+        return WriteResult(
+            outcome=decision.outcome.value, scope=scope, key=key, revision=decision.revision,
+            item_id=decision.item_id, claim_id=decision.claim_id,
+            status=rec.status if rec else None, conflict_group=(
+                rec.conflict_group if rec else decision.conflict_group))
+
+    def operate(self, scope: str, key: str, actor: str,
+                build: Callable[[KeyState, Projection], Operation],
+                after: Callable[[Any, Projection, Operation], None] | None = None) -> Operation:
+        """Runs an owner operation (resolve, archive, restore, forget, holds) at the head."""
+        for attempt in range(self.max_attempts):
+            try:
+                with self.store.unit_of_work(self.memory_id) as uow:
+                    head, _ = uow.head()
+                    proj = uow.projection_for(scope, key)
+                    op = build(key_state(proj, scope, key), proj)
+                    if op.events:
+                        stored = uow.append(op.events, actor=actor,
+                                            at=to_iso(self.clock.now()), expected_seq=head)
+                        proj.apply_all(stored)
+                        uow.save(proj)
+                        if after is not None:
+                            after(uow, proj, op)
+                        for hook in self.on_commit:
+                            hook(uow, proj, [])
+                    return op
+            except HeadMoved:
+                if attempt == self.max_attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def append_raw(self, events: list[Event], actor: str) -> None:
+        """Appends events that change no key (e.g. memory.configured)."""
+        with self.store.unit_of_work(self.memory_id) as uow:
+            head, _ = uow.head()
+            uow.append(events, actor=actor, at=to_iso(self.clock.now()), expected_seq=head)
+
+
+def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str) -> WriteResult:
+    stored_digest, result = found
+    if stored_digest != idem_digest:
+        raise IdempotencyConflict(
+            f"Idempotency key {idem_key!r} was already used for a different request. Retry "
+            "the original request unchanged, or use a new key for a new statement.",
+            idempotency_key=idem_key)
+    return WriteResult(**{**result, "replayed": True})

@@ -1,0 +1,3 @@
+from remem.stores.sqlite.store import SQLiteStore
+
+__all__ = ["SQLiteStore"]

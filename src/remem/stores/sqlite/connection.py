@@ -1,0 +1,87 @@
+"""SQLite connection set-up and numbered migrations (one file, WAL, secure_delete)."""
+
+from __future__ import annotations
+
+import sqlite3
+from importlib import resources
+from pathlib import Path
+
+from remem.errors import StoreUnavailable
+
+MIGRATIONS_PACKAGE = "remem.stores.sqlite.migrations"
+
+
+def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
+    """Opens ``path`` with WAL, synchronous=NORMAL (an acknowledged commit survives a killed
+    process), secure_delete=ON and foreign keys on; runs pending migrations.
+
+    Raises:
+        StoreUnavailable: the file cannot be opened or is not a SQLite database.
+    """
+    if path != ":memory:":
+        parent = Path(path).expanduser().resolve().parent
+        if not parent.exists():
+            raise StoreUnavailable(f"Directory {parent} does not exist; create it first.",
+                                   path=path)
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("PRAGMA foreign_keys=ON")
+        migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        raise StoreUnavailable(f"Cannot open SQLite database {path!r}: {exc}", path=path) from exc
+    return conn
+
+
+def _migrations() -> list[tuple[int, str, str]]:
+    out = []
+    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def migrate(conn: sqlite3.Connection) -> list[int]:
+    """Applies every migration newer than the recorded version, each in its own transaction.
+
+    Returns:
+        The versions applied now.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY,"
+                     " name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT "
+                     "(strftime('%Y-%m-%dT%H:%M:%fZ','now')))")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        applied = []
+        for version, name, sql in _migrations():
+            if version in done:
+                continue
+            for statement in _split(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO schema_migrations(version, name) VALUES (?, ?)",
+                         (version, name))
+            applied.append(version)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return applied
+
+
+def _split(sql: str) -> list[str]:
+    """Splits a migration on ';' at line ends (migrations keep one statement per block)."""
+    parts, buf = [], []
+    for line in sql.splitlines():
+        buf.append(line)
+        if line.rstrip().endswith(";") and sqlite3.complete_statement("\n".join(buf)):
+            parts.append("\n".join(buf))
+            buf = []
+    if "".join(buf).strip():
+        parts.append("\n".join(buf))
+    return parts
