@@ -26,6 +26,7 @@ from remem.domain.model import (
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput, NotFound
 from remem.service.config import key_policy
+from remem.service.forget import ErasureReport, Forgetter
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest, Writer
 
@@ -137,6 +138,35 @@ class Memory:
         after = self.store.item(self.id, item_id)
         return {"item_id": item_id, "status": after.status if after else None,
                 "revision": op.revision}
+
+    # --- forget, holds, retention (service.forget) ----------------------------------------
+    def forget(self, item_id: str | None = None, *, scope: str | None = None,
+               key: str | None = None, value: Any = None,
+               expected_revision: int | None = None, actor: str = DEFAULT_ACTOR,
+               caller_scope: str | None = None) -> ErasureReport:
+        """Forgets for real: erases every copy and returns an ErasureReport.
+
+        Address by ``item_id``, or by ``scope`` + ``key`` (+ ``value`` for one value of a multi
+        key) with ``expected_revision``. ``caller_scope`` applies ForgetMemory authority.
+        See ``service.forget.Forgetter.forget`` for errors.
+        """
+        return Forgetter(self).forget(item_id, scope=scope, key=key, value=value,
+                                      expected_revision=expected_revision, actor=actor,
+                                      caller_scope=caller_scope)
+
+    def set_legal_hold(self, item_id: str, hold: bool = True, *, actor: str = "admin") -> dict:
+        """Sets (or releases, ``hold=False``) a legal hold: forget/retention are blocked."""
+        return Forgetter(self).set_legal_hold(item_id, hold, actor=actor)
+
+    def set_retention(self, item_id: str, *, keep_until: datetime | None = None,
+                      keep_days: int | None = None, actor: str = DEFAULT_ACTOR) -> dict:
+        """Sets an item's keep_until (or created_at + keep_days)."""
+        return Forgetter(self).set_retention(item_id, keep_until=keep_until,
+                                             keep_days=keep_days, actor=actor)
+
+    def run_retention(self, now: datetime | None = None) -> dict[str, Any]:
+        """Erases expired items (actor system:retention); returns what it erased/blocked."""
+        return Forgetter(self).run_retention(now)
 
     # --- reads ---------------------------------------------------------------------------
     def _item_record(self, item_id: str):

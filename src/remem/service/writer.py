@@ -133,9 +133,9 @@ class Writer:
                         stored = uow.append(op.events, actor=actor,
                                             at=to_iso(self.clock.now()), expected_seq=head)
                         proj.apply_all(stored)
-                        uow.save(proj)
-                        if after is not None:
+                        if after is not None:  # before save: erasure reads rows save removes
                             after(uow, proj, op)
+                        uow.save(proj)
                         for hook in self.on_commit:
                             hook(uow, proj, [])
                     return op
@@ -153,6 +153,8 @@ class Writer:
 
 def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str) -> WriteResult:
     stored_digest, result = found
+    if stored_digest == "forgotten":  # the original write was erased: never learned again
+        return WriteResult(**{**result, "replayed": True})
     if stored_digest != idem_digest:
         raise IdempotencyConflict(
             f"Idempotency key {idem_key!r} was already used for a different request. Retry "

