@@ -157,7 +157,9 @@ def decide(
 
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
-    if seen is not None and not (authority is Authority.CORRECTION and replaces):
+    owner_settles = authority in (Authority.OWNER, Authority.CORRECTION) and (
+        replaces is not None or seen is not None and seen.status is ItemStatus.CONFLICT)
+    if seen is not None and not owner_settles:
         return _seen(state, candidate, seen, cid, now)
 
     item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)

@@ -184,7 +184,7 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
     results, ok = [], True
     for i, p in enumerate(proposals):
         try:
-            idem = _apply_key(p)
+            idem = None  # derived by Memory from the source id: one slot per (scope, key[, value])
             if p.operation == "correct":
                 r = memory.correct(p.scope, p.key, p.value, expected_revision=p.expected_revision,
                                    kind=p.kind, source=p.source, idempotency_key=idem,
@@ -204,14 +204,6 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
             results.append({"index": i, "error": exc.to_dict(),
                             "next_action": "inspect the key, review, then retry"})
     return {"applied": True, "ok": ok, "results": results}
-
-
-def _apply_key(p: Proposal) -> str | None:
-    if not p.source.id:
-        return None
-    from remem.domain.canonical import digest
-
-    return "apply:" + digest([p.scope, p.key, p.source.id])
 
 
 def _next_action(outcome: str) -> str:
