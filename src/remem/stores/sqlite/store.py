@@ -18,18 +18,21 @@ from remem.domain.events import upcast
 from remem.domain.fold import ItemRecord, Projection
 from remem.errors import AlreadyExists, NotFound
 from remem.stores.sqlite.connection import connect
+from remem.stores.sqlite.jobs import JobsMixin
 from remem.stores.sqlite.rows import row_to_item
+from remem.stores.sqlite.tokens import SQLiteTokens
 from remem.stores.sqlite.uow import SQLiteUnitOfWork, save_projection
 
 #: Every table holding rows of a memory (purged by ``delete_memory``; dumped by tests).
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
                  "provenance", "idempotency", "sources", "search_docs", "vectors",
-                 "profile_renders")
+                 "profile_renders", "receipts", "jobs", "runs", "capture_cursors", "feedback",
+                 "tokens")
 #: The read-model tables ``rebuild`` drops and refolds.
 READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
 
 
-class SQLiteStore:
+class SQLiteStore(JobsMixin, SQLiteTokens):
     """A SQLite database file holding any number of memories.
 
     Args:
