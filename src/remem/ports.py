@@ -6,10 +6,17 @@ tokenizer). Core code never branches on an adapter's name; ``providers.registry`
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from remem.domain.canonical import ChainBreak
+    from remem.domain.events import Event
+    from remem.domain.fold import ItemRecord, Projection
 
 
 @runtime_checkable
@@ -44,3 +51,139 @@ class Clock(Protocol):
     """Source of the current time (aware UTC). Injected so the domain never reads the clock."""
 
     def now(self) -> datetime: ...
+
+
+class UnitOfWork(Protocol):
+    """One write transaction on one memory (``Store.unit_of_work``): everything staged
+    commits together when the context exits normally, and nothing stays on an exception.
+
+    Writers of one memory are serialised (SQLite: BEGIN IMMEDIATE; PostgreSQL: FOR UPDATE on
+    the memory row); the ledger key (memory_id, seq) is the backstop.
+    """
+
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last ledger event; (0, zero hash) when the ledger is empty."""
+        ...
+
+    def append(self, events: Sequence[Event], *, actor: str, at: str,
+               expected_seq: int) -> list[dict[str, Any]]:
+        """Appends text-free events after ``expected_seq``; returns them as stored (with seq,
+        prev_hash, hash).
+
+        Raises:
+            HeadMoved: the head is no longer ``expected_seq`` (retryable: decide again).
+        """
+        ...
+
+    def projection_for(self, scope: str, key: str) -> Projection:
+        """The read model of one (scope, key): items, revision, cardinality, tombstones."""
+        ...
+
+    def save(self, projection: Projection) -> None:
+        """Writes the read-model rows the fold touched."""
+        ...
+
+    def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
+                    salt: bytes) -> None:
+        """Stores an item revision's value and quote beside the ledger."""
+        ...
+
+    def erase(self, item_ids: list[str], scope: str) -> dict[str, Any]:
+        """Erases every surface holding the items' text; returns counts per surface plus
+        ``_source_ids`` (the sources redacted)."""
+        ...
+
+    def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
+        """(digest, original result) stored under the key, or None."""
+        ...
+
+    def idempotency_put(self, idem_key: str, digest: str, result: dict[str, Any],
+                        item_id: str | None, at: str) -> None:
+        """Records the result of a mutation under its idempotency key."""
+        ...
+
+
+class Store(Protocol):
+    """Ledger, payloads and read model of many memories in one database (``SQLiteStore``,
+    ``PostgresStore``). Times are ISO-8601 UTC strings (``domain.timefmt.to_iso``).
+
+    Constructors never connect; the first call opens and migrates.
+    """
+
+    backend: str
+
+    # memory admin
+    def create_memory(self, memory_id: str, config: dict[str, Any], at: str) -> None:
+        """Raises AlreadyExists."""
+        ...
+
+    def memory_config(self, memory_id: str) -> dict[str, Any]:
+        """Raises NotFound."""
+        ...
+
+    def update_memory_config(self, memory_id: str, config: dict[str, Any], at: str) -> None:
+        ...
+
+    def list_memories(self) -> list[dict[str, Any]]:
+        """[{memory_id, created_at, updated_at}] sorted by id."""
+        ...
+
+    def delete_memory(self, memory_id: str) -> dict[str, int]:
+        """Purges every row of the memory; returns rows deleted per table."""
+        ...
+
+    # writes
+    def unit_of_work(self, memory_id: str) -> AbstractContextManager[UnitOfWork]:
+        """Raises NotFound (no such memory), StoreUnavailable."""
+        ...
+
+    # reads
+    def item(self, memory_id: str, item_id: str) -> ItemRecord | None: ...
+
+    def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
+              kind: str | None = None, statuses: list[str] | None = None,
+              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
+        """Ordered by item_id (bytewise); ``after`` is the last id of the previous page."""
+        ...
+
+    def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]: ...
+
+    def key_meta(self, memory_id: str, scope: str, key: str) -> dict[str, Any]:
+        """{revision, cardinality, on_change, tombstones}."""
+        ...
+
+    def payloads(self, memory_id: str, payload_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """{payload_id: {"value", "quote"}} for the ids that still exist."""
+        ...
+
+    def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]: ...
+
+    def events(self, memory_id: str, *, after_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """Ledger events in seq order (memory, seq, type, data, actor, at, prev_hash, hash)."""
+        ...
+
+    def head_seq(self, memory_id: str) -> int: ...
+
+    def status_counts(self, memory_id: str) -> dict[str, int]: ...
+
+    # erasure and retention
+    def scrub_after_erasure(self) -> Any:
+        """After a forget commits: make erased bytes leave the database files."""
+        ...
+
+    def erasure_remaining(self, memory_id: str, item_ids: list[str],
+                          source_ids: list[str]) -> dict[str, int]:
+        """Per surface, what still holds erased content (all zero when complete)."""
+        ...
+
+    def retention_due(self, memory_id: str, now: str,
+                      keep_days: int | None) -> list[ItemRecord]: ...
+
+    # integrity
+    def verify_ledger(self, memory_id: str) -> ChainBreak | None: ...
+
+    def rebuild(self, memory_id: str) -> int:
+        """Drops and refolds the memory's read model; returns events folded."""
+        ...
+
+    def close(self) -> None: ...

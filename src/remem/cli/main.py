@@ -57,6 +57,30 @@ def run(fn) -> Any:
         fail(exc)
 
 
+def read_input(path: str | Path, option: str) -> bytes:
+    """Bytes of a file, or of stdin for ``-``.
+
+    Raises:
+        InvalidInput: the file is missing or unreadable (no traceback reaches the user).
+    """
+    if str(path) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                           "existing file, or - for stdin.", field=option) from exc
+
+
+def read_json_file(path: str | Path, option: str) -> Any:
+    """Parsed JSON of a file; bad JSON is InvalidInput naming the option."""
+    try:
+        return json.loads(read_input(path, option))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"--{option} {str(path)!r} is not valid JSON ({exc}).",
+                           field=option) from exc
+
+
 def parse_json_value(text: str, as_json: bool) -> Any:
     if not as_json:
         return text
@@ -75,7 +99,7 @@ def memory_create(
 ) -> None:
     """Create a memory (config validated against the JSON Schema)."""
     def body():
-        cfg = json.loads(config.read_text()) if config else None
+        cfg = read_json_file(config, "config") if config else None
         open_store().create_memory(memory_id, cfg)
         emit({"memory": memory_id, "created": True}, f"Created memory [bold]{memory_id}[/bold].")
     run(body)
@@ -137,9 +161,9 @@ def remember(
         from remem.domain.timefmt import from_iso
         m = current_memory()
         src = {"id": source_id, "text": quote} if (source_id or quote) else None
+        at = from_iso(valid_at, field="valid_at") if valid_at else None
         r = m.remember(scope, key, parse_json_value(value, json_value), kind=kind,
-                       valid_at=from_iso(valid_at) if valid_at else None, source=src,
-                       idempotency_key=idempotency_key)
+                       valid_at=at, source=src, idempotency_key=idempotency_key)
         emit(r, _write_human(r))
         if r.outcome in ("conflict", "forgotten"):
             raise typer.Exit(3)
@@ -173,7 +197,7 @@ def apply(
     """Apply instantKV proposals (one object or {"proposals": [...], "applied": false})."""
     def body():
         from remem.service.apply import apply_document
-        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        data = read_input(file, "file")
         out = apply_document(current_memory(), data, default_scope=scope)
         lines = []
         for r in out["results"]:
@@ -300,6 +324,12 @@ def _register_commands() -> None:
     from remem.cli import forget_cmds
 
     forget_cmds.register(app)
+    from remem.cli import serve_cmds
+
+    serve_cmds.register(app)
+    from remem.cli import recall_cmds
+
+    recall_cmds.register(app)
 
 
 _register_commands()

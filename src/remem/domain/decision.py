@@ -157,9 +157,7 @@ def decide(
 
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
-    owner_settles = authority in (Authority.OWNER, Authority.CORRECTION) and (
-        replaces is not None or seen is not None and seen.status is ItemStatus.CONFLICT)
-    if seen is not None and not owner_settles:
+    if seen is not None and not _settles(state, seen, candidate, authority, replaces):
         return _seen(state, candidate, seen, cid, now)
 
     item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)
@@ -196,10 +194,10 @@ def decide(
 
     if not live:
         return made(Outcome.CREATED, [])
-    newest = max(t.valid_at for t in live)
+    newest = _newest(live)
     if candidate.valid_at < newest:
-        # Older statement: history only, never current truth.
-        owner = max(live, key=lambda t: t.valid_at)
+        # Older than the newest observation of the live value(s): history, never current.
+        owner = max(live, key=_confirmed)
         return made(Outcome.STALE, [Event(EventType.ITEM_SUPERSEDED, {
             "item_id": item_id, "scope": scope, "key": key, "revision": revision,
             "by": owner.item_id, "invalid_at": to_iso(newest)})])
@@ -232,6 +230,32 @@ def decide(
     ])
 
 
+def _confirmed(item: ItemState) -> datetime:
+    """World time of the newest statement of the item (its valid_at, or a later restatement)."""
+    return item.confirmed_at or item.valid_at
+
+
+def _newest(live: list[ItemState]) -> datetime:
+    return max(_confirmed(t) for t in live)
+
+
+def _settles(state: KeyState, seen: ItemState, candidate: Candidate, authority: Authority,
+             replaces: str | None) -> bool:
+    """Whether a restated claim is written anew instead of being "seen again".
+
+    A correction naming ``replaces`` always is; a correction restating one member of an open
+    conflict settles it; so does the owner, unless the statement is older than the newest
+    live observation (then it could only be history, and restating it again must stay a NOOP).
+    """
+    if authority is Authority.CORRECTION and replaces is not None:
+        return True
+    if authority not in (Authority.OWNER, Authority.CORRECTION):
+        return False
+    if seen.status is not ItemStatus.CONFLICT:
+        return False
+    return authority is Authority.CORRECTION or candidate.valid_at >= _newest(state.live())
+
+
 def _seen_again(state: KeyState, cid: str, valid_at: datetime) -> ItemState | None:
     for item in state.items:
         if item.claim_id != cid:
@@ -253,7 +277,7 @@ def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
     ev = Event(EventType.PROVENANCE_ADDED, {
         "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
-        "seen_at": to_iso(now)})
+        "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at)})
     return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
 
 

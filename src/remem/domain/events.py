@@ -59,7 +59,7 @@ FIELDS: dict[EventType, frozenset[str]] = {
     EventType.ITEM_RESTORED: frozenset(_ITEM_REF | {"status"}),
     EventType.ITEM_FORGOTTEN: frozenset(_ITEM_REF | {"claim_id", "reason"}),
     EventType.PROVENANCE_ADDED: frozenset(
-        {"item_id", "scope", "key", "source_id", "source_role", "seen_at"}
+        {"item_id", "scope", "key", "source_id", "source_role", "seen_at", "valid_at"}
     ),
     EventType.RETENTION_SET: frozenset(_ITEM_REF | {"keep_until"}),
     EventType.HOLD_SET: frozenset(_ITEM_REF),

@@ -55,6 +55,7 @@ class ItemRecord:
     correction: bool = False
     legal_hold: bool = False
     keep_until: str | None = None
+    confirmed_at: str | None = None  # world time of the newest statement of this item
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def _item_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
             payload_id=d["payload_id"], content_hash=d["content_hash"],
             authority=d["authority"], source_id=d.get("source_id"),
             source_role=d.get("source_role"), created_seq=seq, updated_seq=seq,
-            created_at=at, last_confirmed_at=at,
+            created_at=at, last_confirmed_at=at, confirmed_at=d["valid_at"],
         )
     )
     rec = ProvenanceRecord(d["item_id"], seq, d.get("source_id"), d.get("source_role"), at)
@@ -211,8 +212,11 @@ def _provenance_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) ->
     rec = p.items.get(d["item_id"])
     if rec is None:
         return
+    confirmed = rec.confirmed_at or rec.valid_at
+    stated = d.get("valid_at")  # fixed-width ISO strings: lexicographic order is time order
     p._update(d["item_id"], seq, last_confirmed_at=d.get("seen_at") or at,
-              seen_count=rec.seen_count + 1)
+              seen_count=rec.seen_count + 1,
+              confirmed_at=max(confirmed, stated) if stated else confirmed)
     prov = ProvenanceRecord(d["item_id"], seq, d.get("source_id"), d.get("source_role"),
                             d.get("seen_at") or at)
     p.provenance.append(prov)
@@ -266,6 +270,7 @@ def key_state(p: Projection, scope: str, key: str) -> KeyState:
                 invalid_at=from_iso(r.invalid_at) if r.invalid_at else None,
                 conflict_group=r.conflict_group, superseded_by=r.superseded_by,
                 legal_hold=r.legal_hold,
+                confirmed_at=from_iso(r.confirmed_at) if r.confirmed_at else None,
             )
             for r in recs
         ),

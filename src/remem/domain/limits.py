@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from remem.domain.canonical import normalize_text
 from remem.domain.model import Candidate, Kind
+from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 
 MAX_SCOPE_BYTES = 128
@@ -22,6 +24,7 @@ MAX_SOURCE_ID_BYTES = 256
 MAX_APPLY_BYTES = 65_536
 MAX_PROPOSALS = 8
 MAX_QUERY_BYTES = 16_384
+_WORD_SPLIT = re.compile(r"[\W_]+")
 MAX_OBSERVE_BYTES = 16_384
 MIN_MAX_BYTES, MAX_MAX_BYTES = 128, 65_536
 ROLES = frozenset({"user", "assistant", "tool", "system", "owner", "agent"})
@@ -32,10 +35,13 @@ def _bytes(text: str) -> int:
 
 
 def check_finite(value: Any, field: str = "value") -> None:
-    """Rejects NaN and infinities anywhere inside a JSON value."""
+    """Rejects NaN and infinities, and anything that is not JSON, anywhere inside a value."""
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInput(f"{field} contains a non-finite number ({value}); use a finite "
                            "number or a string.", field=field)
+    if not isinstance(value, (str, int, float, bool, list, dict)) and value is not None:
+        raise InvalidInput(f"{field} contains a {type(value).__name__}; use JSON values only "
+                           "(string, number, boolean, null, list, object).", field=field)
     if isinstance(value, list):
         for v in value:
             check_finite(v, field)
@@ -62,14 +68,29 @@ def check_value(value: Any, key: str) -> None:
     if size > MAX_VALUE_BYTES:
         raise InvalidInput(f"value is {size} UTF-8 bytes; the limit is {MAX_VALUE_BYTES}. "
                            "Store a shorter value.", field="value", limit=MAX_VALUE_BYTES)
-    if isinstance(value, str):
-        norm_key = normalize_text(key.replace("_", " "))
-        norm_val = normalize_text(value)
-        squashed = norm_key.replace(" ", "")
-        if len(norm_val) >= 2 and (norm_val in norm_key or norm_val.replace(" ", "") in squashed):
-            raise InvalidInput(
-                f"key {key!r} contains the value {value!r}; a key names the topic "
-                "(e.g. 'home_city'), the value goes in value.", field="key")
+    if isinstance(value, str) and key_names_value(key, value):
+        raise InvalidInput(
+            f"key {key!r} contains the value {value!r}; a key names the topic "
+            "(e.g. 'home_city'), the value goes in value.", field="key")
+
+
+def key_names_value(key: str, value: str) -> bool:
+    """Whether a key spells out its value: ``home_city_paris`` / ``Paris``.
+
+    True when the value's words are a run of the key's words (``lives_in_new_york`` /
+    ``New York``), or when the value, spaces removed and at least 4 characters long, is
+    inside the key with underscores removed (``homecityparis``). A short value that merely
+    occurs inside a word of the key is fine: ``name`` / ``Nam``, ``likes`` / ``Li``.
+    """
+    val_words = [w for w in _WORD_SPLIT.split(normalize_text(value)) if w]
+    squashed_val = "".join(val_words)
+    if len(squashed_val) < 2:
+        return False
+    key_words = [w for w in key.split("_") if w]
+    n = len(val_words)
+    if any(key_words[i:i + n] == val_words for i in range(len(key_words) - n + 1)):
+        return True
+    return len(squashed_val) >= 4 and squashed_val in "".join(key_words)
 
 
 def check_text(text: str | None, field: str, limit: int) -> None:
@@ -77,6 +98,9 @@ def check_text(text: str | None, field: str, limit: int) -> None:
         return
     if not isinstance(text, str):
         raise InvalidInput(f"{field} must be a string.", field=field)
+    if "\x00" in text:  # PostgreSQL text cannot hold NUL; refused on every backend alike
+        raise InvalidInput(f"{field} contains a NUL character (\\x00); remove it.",
+                           field=field)
     size = _bytes(text)
     if size > limit:
         raise InvalidInput(f"{field} is {size} UTF-8 bytes; the limit is {limit}.",
@@ -96,6 +120,11 @@ def validate_candidate(c: Candidate) -> None:
     if c.source.role not in ROLES:
         raise InvalidInput(f"source.role {c.source.role!r} is not one of {sorted(ROLES)}.",
                            field="source.role")
+    if c.source.occurred_at is not None:  # first: valid_at defaults to it
+        to_iso(c.source.occurred_at, field="source.occurred_at")
+    to_iso(c.valid_at, field="valid_at")
+    if c.valid_until is not None:
+        to_iso(c.valid_until, field="valid_until")
     if c.valid_until is not None and c.valid_until <= c.valid_at:
         raise InvalidInput("valid_until is not after valid_at.", field="valid_until")
 

@@ -104,8 +104,10 @@ class Verdict(StrEnum):
     CONFLICT = "CONFLICT"
 
 
-_SCOPE_RE = re.compile(r"^(agent|user|org|project|thread|session):([^\s:][^\s]{0,126})$")
-_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}$")
+# \Z, not $: "$" also matches before a trailing newline. Ids exclude spaces and controls.
+_SCOPE_RE = re.compile(r"^(agent|user|org|project|thread|session):"
+                       r"([^\s:\x00-\x1f\x7f][^\s\x00-\x1f\x7f]{0,126})\Z")
+_KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}\Z")
 
 
 @dataclass(frozen=True, order=True)
@@ -207,6 +209,7 @@ class ItemState:
     conflict_group: str | None = None
     superseded_by: str | None = None
     legal_hold: bool = False
+    confirmed_at: datetime | None = None  # world time of the newest restatement (seen again)
 
 
 @dataclass(frozen=True)

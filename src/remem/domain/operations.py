@@ -173,3 +173,19 @@ def set_retention(state: KeyState, item_id: str, keep_until: datetime | None) ->
     data = {**_ref(state, item_id, state.revision),
             "keep_until": to_iso(keep_until) if keep_until else None}
     return Operation((Event(EventType.RETENTION_SET, data),), state.revision, (item_id,))
+
+
+def retract(state: KeyState, claim_id: str, invalid_at: datetime) -> Operation:
+    """The user says a value is no longer true ("I don't live in Paris anymore").
+
+    The live item of that claim ends at ``invalid_at`` with no successor; nothing happens when
+    the claim is not live or the retraction is older than the item (history stays history).
+    """
+    live = [i for i in state.live() if i.claim_id == claim_id and i.valid_at <= invalid_at]
+    if not live:
+        return Operation((), state.revision)
+    rev = state.revision + 1
+    events = [Event(EventType.ITEM_SUPERSEDED, {**_ref(state, i.item_id, rev), "by": None,
+                                                "invalid_at": to_iso(invalid_at)})
+              for i in live]
+    return Operation(tuple(events), rev, tuple(i.item_id for i in live))

@@ -15,6 +15,8 @@ Building never loads a model or opens a connection; that happens on first use.
 from __future__ import annotations
 
 import inspect
+import json
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -77,6 +79,31 @@ def build_embedder(spec: Mapping[str, Any] | None = None) -> Embedder:
         )
     _check_options(provider, factory, options)
     return factory(**options)
+
+
+_shared: dict[str, Embedder] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_embedder(spec: Mapping[str, Any] | None = None) -> Embedder:
+    """The process-wide embedder for a spec: built once, then reused (models load slowly).
+
+    Specs are compared by their canonical JSON, so ``None``, ``{}`` and ``{"provider":
+    "local"}`` share one local model.
+
+    Raises:
+        The same errors as :func:`build_embedder`.
+    """
+    options = dict(spec or {})
+    options.setdefault("provider", DEFAULT_EMBEDDER)
+    key = json.dumps(options, sort_keys=True, default=str)
+    found = _shared.get(key)
+    if found is not None:
+        return found
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = build_embedder(options)
+        return _shared[key]
 
 
 def build_tokenizer(name: str | None = None) -> Tokenizer:

@@ -123,13 +123,19 @@ def validate_proposal(p: Any, index: int, default_scope: str | None) -> Proposal
         if vu is not None and (not isinstance(vu, int) or isinstance(vu, bool)):
             raise InvalidInput("valid_until_ms must be an integer (Unix ms) or null.",
                                field="valid_until_ms")
-        return Proposal(scope, key, p["value"], kind, op, src, from_ms(vu) if vu else None,
+        until = from_ms(vu, "valid_until_ms") if vu else None
+        return Proposal(scope, key, p["value"], kind, op, src, until,
                         rev if op == "correct" else None, p)
     except InvalidInput as exc:
-        exc.details["index"] = index
-        exc.message = f"proposal {index}: {exc.message}"
-        exc.args = (exc.message,)
-        raise
+        raise _at_index(exc, index) from exc.__cause__
+
+
+def _at_index(exc: InvalidInput, index: int) -> InvalidInput:
+    """Names the proposal an error belongs to (``details.index`` and a message prefix)."""
+    exc.details["index"] = index
+    exc.message = f"proposal {index}: {exc.message}"
+    exc.args = (exc.message,)
+    return exc
 
 
 def _scope(entity: Any, default_scope: str | None) -> str:
@@ -163,7 +169,7 @@ def _source(s: Any) -> Source:
         if s.get(f) is not None and not isinstance(s[f], str):
             raise InvalidInput(f"source.{f} must be a string.", field=f"source.{f}")
     return Source(id=s.get("id"), text=s.get("text"), role=s.get("role") or "user",
-                  occurred_at=from_ms(ms) if ms is not None else None)
+                  occurred_at=from_ms(ms, "source.occurred_at_ms") if ms is not None else None)
 
 
 def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None = None,
@@ -179,8 +185,11 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
         InvalidInput: the document or any proposal is invalid (nothing is written).
     """
     proposals = [validate_proposal(p, i, default_scope) for i, p in enumerate(parse_document(text))]
-    for p in proposals:  # validate values/limits of all before any write
-        memory._candidate(p.scope, p.key, p.value, p.kind, None, p.source, p.valid_until)
+    for i, p in enumerate(proposals):  # validate values/limits of all before any write
+        try:
+            memory._candidate(p.scope, p.key, p.value, p.kind, None, p.source, p.valid_until)
+        except InvalidInput as exc:
+            raise _at_index(exc, i) from exc.__cause__
     results, ok = [], True
     for i, p in enumerate(proposals):
         try:

@@ -26,6 +26,15 @@ from remem.domain.model import (
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput, NotFound
 from remem.service.config import key_policy
+from remem.service.embedding import EmbeddingService
+from remem.service.recall import RecallService
+from remem.service.recall_results import (
+    ContextResult,
+    ProfileResult,
+    RecallResult,
+    SourceReceipt,
+)
+from remem.service.sources import SourceService
 from remem.service.forget import ErasureReport, Forgetter
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest, Writer
@@ -48,6 +57,10 @@ class Memory:
         self.clock = clock
         self.config = store.memory_config(memory_id)
         self.writer = Writer(store, memory_id, clock, self._policy)
+        self._embedding = EmbeddingService(self)  # indexes new items in the write transaction
+        self._embedding.attach(self.writer)
+        self._recall = RecallService(self, self._embedding)
+        self._sources = SourceService(self, self._embedding)
 
     def _policy(self, key: str):
         return key_policy(self.config, key)
@@ -61,7 +74,6 @@ class Memory:
         if kind is None:
             kind = self.config.get("keys", {}).get(key, {}).get("kind", "fact")
         at = valid_at or src.occurred_at or self.clock.now()
-        to_iso(at)  # rejects naive datetimes with a clear error
         cand = Candidate(scope=Scope.parse(scope), key=key, value=value,
                          kind=kind if isinstance(kind, Kind) else parse_kind(kind),
                          valid_at=at, source=src, valid_until=valid_until)
@@ -97,6 +109,7 @@ class Memory:
         cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
         return self.writer.write(WriteRequest(
             cand, authority, actor, judgement=judgement,
+            stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=idempotency_key or _derived_key("remember", cand, self.config)))
 
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
@@ -114,7 +127,7 @@ class Memory:
         cand = self._candidate(scope, key, value, kind, None, source, None)
         return self.writer.write(WriteRequest(
             cand, Authority.CORRECTION, actor, expected_revision=expected_revision,
-            replaces=replaces, intent="correct",
+            replaces=replaces, intent="correct", stated_valid_at=cand.source.occurred_at,
             idempotency_key=idempotency_key or _derived_key("correct", cand, self.config)))
 
     def resolve_conflict(self, group_id: str, keep: str, *, actor: str = DEFAULT_ACTOR) -> dict:
@@ -167,6 +180,57 @@ class Memory:
     def run_retention(self, now: datetime | None = None) -> dict[str, Any]:
         """Erases expired items (actor system:retention); returns what it erased/blocked."""
         return Forgetter(self).run_retention(now)
+
+    # --- sources and recall (issue 4) ---------------------------------------------------
+    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
+                source_id: str | None = None, run_id: str | None = None,
+                occurred_at: datetime | None = None, kind: str = "user-message",
+                idempotency_key: str | None = None) -> SourceReceipt:
+        """Records an immutable source (searchable evidence, hash-chained per run).
+
+        Same ``source_id`` + same content -> the original receipt (``replayed``); different
+        content -> ``IdempotencyConflict``. See ``remem.service.sources``.
+        """
+        return self._sources.observe(scope, text, role=role, actor=actor, source_id=source_id,
+                                     run_id=run_id, occurred_at=occurred_at, kind=kind,
+                                     idempotency_key=idempotency_key)
+
+    def recall(self, scopes: str | list[str], query: str, *, budget_tokens: int,
+               tokenizer: str = "o200k_base", valid_at: datetime | None = None,
+               kinds: list[str] | None = None, include_history: bool = False,
+               limit: int = 30) -> RecallResult:
+        """Hybrid recall (full text + vectors + key, fused) rendered within ``budget_tokens``.
+
+        Returns items (constraints first), sources labelled ``source``, ``basis_seq``,
+        ``truncated``, ``coverage`` and ``text``; ``result.to_json()`` counts at most
+        ``budget_tokens`` tokens under ``tokenizer``. ``valid_at`` recalls what held then.
+
+        Raises:
+            InvalidInput, UnsupportedCapability (tokenizer), ResultLimitExceeded (required
+            constraints do not fit), EmbeddingMismatch.
+        """
+        return self._recall.recall(scopes, query, budget_tokens=budget_tokens,
+                                   tokenizer=tokenizer, valid_at=valid_at, kinds=kinds,
+                                   include_history=include_history, limit=limit)
+
+    def context(self, scopes: str | list[str], query: str, *, max_bytes: int = 8192,
+                kinds: list[str] | None = None, valid_at: datetime | None = None
+                ) -> ContextResult:
+        """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated)."""
+        return self._recall.context(scopes, query, max_bytes=max_bytes, kinds=kinds,
+                                    valid_at=valid_at)
+
+    def profile(self, scopes: str | list[str], *, budget_tokens: int | None = None,
+                max_bytes: int | None = None, tokenizer: str = "o200k_base",
+                activation_id: str | None = None) -> ProfileResult:
+        """The pinned profile (identity, rules, profile slots, preferences), deterministic;
+        byte-identical for the same ``activation_id`` until a new activation."""
+        return self._recall.profile(scopes, budget_tokens=budget_tokens, max_bytes=max_bytes,
+                                    tokenizer=tokenizer, activation_id=activation_id)
+
+    def reembed(self, *, batch_size: int = 64, progress=None) -> dict[str, Any]:
+        """Recomputes every vector with the configured embedder and switches atomically."""
+        return self._embedding.reembed(batch_size=batch_size, progress=progress)
 
     # --- reads ---------------------------------------------------------------------------
     def _item_record(self, item_id: str):
@@ -295,7 +359,7 @@ def _source(source: Source | dict | None) -> Source:
     if isinstance(occurred, str):
         from remem.domain.timefmt import from_iso
 
-        occurred = from_iso(occurred)
+        occurred = from_iso(occurred, field="source.occurred_at")
     return Source(id=source.get("id"), text=source.get("text"),
                   role=source.get("role") or "owner", occurred_at=occurred)
 
@@ -337,7 +401,10 @@ def _decode_cursor(cursor: str | None) -> str | None:
     if cursor is None:
         return None
     try:
-        return json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"]
+        after = json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"]
+        if not isinstance(after, str):
+            raise TypeError("after must be an item id")
+        return after
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidInput("cursor is not one this API returned; start again without it.",
                            field="cursor") from exc

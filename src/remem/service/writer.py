@@ -36,6 +36,9 @@ class WriteRequest:
     replaces: str | None = None
     idempotency_key: str | None = None
     intent: str = "remember"
+    #: World time the caller stated (valid_at or source.occurred_at); None when it defaulted
+    #: to "now", which is not part of the request's meaning (a retry must replay).
+    stated_valid_at: datetime | None = None
 
 
 class Writer:
@@ -59,12 +62,19 @@ class Writer:
         self.clock = clock
         self.policy = policy
         self.on_commit: list[Callable[..., None]] = []
+        #: Hooks called with the request before the transaction opens (e.g. to compute the
+        #: embedding of the new item's text, so the write lock is not held while embedding).
+        self.before_write: list[Callable[[WriteRequest], None]] = []
 
     def write(self, req: WriteRequest) -> WriteResult:
+        for hook in self.before_write:
+            hook(req)
         c = req.candidate
         scope, key = str(c.scope), c.key
         idem_digest = digest([req.intent, scope, key, c.value, c.kind.value,
-                              to_iso(c.valid_at), c.source.id, c.source.text,
+                              to_iso(req.stated_valid_at) if req.stated_valid_at else None,
+                              to_iso(c.valid_until) if c.valid_until else None,
+                              c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces])
         for attempt in range(self.max_attempts):
             try:

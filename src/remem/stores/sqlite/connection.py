@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
                                check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(conn, busy_timeout_ms)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA secure_delete=ON")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -35,6 +36,27 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(f"Cannot open SQLite database {path!r}: {exc}", path=path) from exc
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Switches to WAL, retrying while another process holds the lock.
+
+    Changing the journal mode of a new file needs an exclusive lock and SQLite reports
+    "database is locked" at once instead of calling the busy handler, so processes opening a
+    fresh database together would fail; retry with backoff up to the busy timeout.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
 
 
 def _migrations() -> list[tuple[int, str, str]]:

@@ -194,3 +194,21 @@ class JobsMixin:
                       "text, created_at) VALUES (?,?,?,?,?,?,?,?)",
                       (memory_id, rec["feedback_id"], rec["origin"], rec.get("actor"),
                        rec["scope"], rec.get("target"), rec.get("text"), rec["created_at"]))
+
+    # --- derive support --------------------------------------------------------------------
+    def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None:
+        """A source row (text is None once redacted)."""
+        return _row(self.conn.execute("SELECT * FROM sources WHERE memory_id=? AND source_id=?",
+                                      (memory_id, source_id)).fetchone())
+
+    def set_source_disposition(self, memory_id: str, source_id: str, disposition: str) -> None:
+        with self._tx() as c:
+            c.execute("UPDATE sources SET disposition=? WHERE memory_id=? AND source_id=?",
+                      (disposition, memory_id, source_id))
+
+    def live_keys(self, memory_id: str) -> list[tuple[str, str]]:
+        """(scope, key) pairs with more than one live item (consolidation candidates)."""
+        rows = self.conn.execute("SELECT scope, key FROM items WHERE memory_id=? AND status IN "
+                                 "('current','conflict') GROUP BY scope, key HAVING count(*) > 1 "
+                                 "ORDER BY scope, key", (memory_id,))
+        return [(r[0], r[1]) for r in rows]

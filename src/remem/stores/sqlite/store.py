@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from typing import Any
 
 from remem.domain.canonical import ChainBreak, verify_chain
@@ -20,6 +21,7 @@ from remem.errors import AlreadyExists, NotFound
 from remem.stores.sqlite.connection import connect
 from remem.stores.sqlite.jobs import JobsMixin
 from remem.stores.sqlite.rows import row_to_item
+from remem.stores.sqlite.search import SQLiteSearchIndex
 from remem.stores.sqlite.tokens import SQLiteTokens
 from remem.stores.sqlite.uow import SQLiteUnitOfWork, save_projection
 
@@ -270,7 +272,17 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
         return n
 
     def rebuild_extras(self, memory_id: str) -> None:
-        """Hook for indexes derived from payloads (full text, vectors)."""
+        """Rebuilds the full-text rows from payloads and sources (vectors stay)."""
+        self.search_index.rebuild_text(memory_id)
+
+    def verify_extras(self, memory_id: str) -> dict[str, Any]:
+        """Source chains: ``{"sources_ok", "sources", "sources_broken"}`` (first broken link)."""
+        return self.search_index.verify_sources(memory_id)
+
+    @cached_property
+    def search_index(self) -> SQLiteSearchIndex:
+        """Recall storage: sources, full text, vectors, profile renders (``search.py``)."""
+        return SQLiteSearchIndex(self)
 
     def dump(self, memory_id: str, tables: tuple[str, ...] = READ_MODEL_TABLES) -> dict:
         """Sorted rows of the given tables (tests compare dumps before and after rebuild)."""

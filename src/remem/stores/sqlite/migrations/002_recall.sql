@@ -30,8 +30,14 @@ CREATE TABLE search_docs (
   scope TEXT NOT NULL,
   UNIQUE (memory_id, doc_id)
 );
-CREATE VIRTUAL TABLE search_fts USING fts5(terms, tokenize='unicode61 remove_diacritics 2');
--- Vectors beside payloads: float32 little-endian blobs, L2-normalised.
+-- `terms`: the text rewritten by remem.domain.textindex (CJK bigrams, emoji terms);
+-- `scope_key`: one opaque term per (memory, scope) so a query is restricted to the caller's
+-- scopes inside FTS5 before ranking (bm25 weight 0 for that column).
+CREATE VIRTUAL TABLE search_fts USING fts5(terms, scope_key,
+  tokenize='unicode61 remove_diacritics 2');
+-- Vectors beside payloads: float32 little-endian blobs, L2-normalised. `seq` numbers the
+-- inserts of a memory (memories.vector_seq is the last one) so an in-process index loads
+-- only rows it has not seen; deletes and replacements bump memories.vector_epoch instead.
 CREATE TABLE vectors (
   memory_id TEXT NOT NULL,
   doc_id TEXT NOT NULL,
@@ -40,20 +46,27 @@ CREATE TABLE vectors (
   model TEXT NOT NULL,
   content_hash TEXT NOT NULL,
   vec BLOB NOT NULL,
+  seq INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (memory_id, doc_id)
 );
+CREATE INDEX vectors_seq ON vectors(memory_id, seq);
 -- Pinned profile renders: byte-identical output per activation until the next activation.
+-- `params` is the canonical JSON of the budget asked for (tokens or bytes, tokenizer); `text`
+-- holds the whole serialised result returned for that activation.
 CREATE TABLE profile_renders (
   memory_id TEXT NOT NULL,
   activation_id TEXT NOT NULL,
   scopes TEXT NOT NULL,
+  params TEXT NOT NULL DEFAULT '',
   text TEXT NOT NULL,
   item_ids TEXT NOT NULL,
   rendered_at TEXT NOT NULL,
-  PRIMARY KEY (memory_id, activation_id, scopes)
+  PRIMARY KEY (memory_id, activation_id, scopes, params)
 );
--- Each memory records its embedding model and dimension; vector_epoch bumps on every change
--- so in-process vector indexes know when to reload.
+-- Each memory records its embedding model and dimension. vector_epoch bumps when vectors are
+-- deleted or replaced (an in-process index reloads fully); vector_seq counts inserts (it loads
+-- only the new rows).
 ALTER TABLE memories ADD COLUMN embedding_model TEXT;
 ALTER TABLE memories ADD COLUMN dimensions INTEGER;
 ALTER TABLE memories ADD COLUMN vector_epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN vector_seq INTEGER NOT NULL DEFAULT 0;

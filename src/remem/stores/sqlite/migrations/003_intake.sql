@@ -63,6 +63,8 @@ CREATE TABLE capture_cursors (
 );
 -- Source dispositions after derive: formed | evidence_only | skipped.
 ALTER TABLE sources ADD COLUMN disposition TEXT;
+-- The source's own UTC offset (minutes), kept so relative dates resolve in its zone.
+ALTER TABLE sources ADD COLUMN tz_offset_min INTEGER;
 -- Feedback (KIP): stored with its real origin, never a grade.
 CREATE TABLE feedback (
   memory_id TEXT NOT NULL,

@@ -1,0 +1,151 @@
+"""The one JSON error shape for every non-2xx response, and the request size limit.
+
+Every error body is ``{"error": {"code", "message", "retryable", "details"}}``: service errors
+(``RememError.to_dict``), request validation (422 ``validation_failed``), unknown routes (404
+``not_found``), wrong methods (405 ``method_not_allowed``), oversize bodies (413
+``request_too_large``, answered before the body is parsed) and unexpected failures (500
+``internal_error``, no details). ``HeadMoved`` (503) carries ``Retry-After``; 401 carries
+``WWW-Authenticate: Bearer``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from remem.errors import HeadMoved, RememError, RequestTooLarge, Unauthenticated
+
+log = logging.getLogger("remem.api")
+
+RETRY_AFTER_SECONDS = 1
+
+
+def error_body(code: str, message: str, *, retryable: bool = False,
+               details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "retryable": retryable,
+                      "details": details or {}}}
+
+
+def remem_error_response(exc: RememError) -> JSONResponse:
+    headers = {}
+    if isinstance(exc, HeadMoved):
+        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if isinstance(exc, Unauthenticated):
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse({"error": exc.to_dict()}, status_code=exc.http_status, headers=headers)
+
+
+async def _remem_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RememError)
+    return remem_error_response(exc)
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = [{"loc": [str(p) for p in e.get("loc", ())], "msg": e.get("msg", ""),
+               "type": e.get("type", "")} for e in exc.errors()]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(first["loc"]) or "request"
+    return JSONResponse(error_body(
+        "validation_failed", f"Request is invalid at {where}: {first['msg']}. See details.errors "
+        "and the OpenAPI schema.", details={"errors": errors}), status_code=422)
+
+
+_HTTP_CODES = {400: "invalid_input", 404: "not_found", 405: "method_not_allowed"}
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    if exc.status_code == 404:
+        message = f"No route {request.method} {request.url.path}; see /docs."
+    elif exc.status_code == 400:
+        message = f"Request body could not be parsed ({exc.detail}); send a JSON document."
+    elif exc.status_code == 405:
+        message = f"Method {request.method} is not allowed on {request.url.path}."
+    else:
+        message = str(exc.detail)
+    return JSONResponse(error_body(code, message), status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
+async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse(error_body("internal_error", "Internal server error; the request may "
+                                   "not have completed. Check the server log."),
+                        status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RememError, _remem_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _internal_error)
+
+
+class BodyLimit:
+    """ASGI middleware: reads at most ``max_bytes`` of an HTTP request body before the app
+    sees any of it; a larger body (by Content-Length or as received) gets 413."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._reject(scope, send, declared)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._reject(scope, send, size)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _reject(self, scope: Scope, send: Send, size: int) -> None:
+        exc = RequestTooLarge(f"Request body is over {self.max_bytes} bytes ({size} read); send "
+                              "a smaller body.", limit=self.max_bytes)
+        data = json.dumps({"error": exc.to_dict()}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(data)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": data})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

@@ -1,0 +1,7 @@
+"""Route modules; ``ROUTERS`` lists them in the order ``create_app`` includes them."""
+
+from __future__ import annotations
+
+from remem.api.routes import admin, conflicts, items, memory, recall
+
+ROUTERS = [items.router, recall.router, conflicts.router, memory.router, admin.router]

@@ -1,0 +1,165 @@
+"""CLI: observe, recall, context, profile, reembed and ``bench recall`` (thin commands)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from remem.cli.output import STATE, emit, value_text
+
+ScopeOpt = Annotated[list[str], typer.Option("--scope", "-s", help="Scope to read (repeatable), "
+                                             "e.g. --scope user:alice --scope agent:bot.")]
+KindOpt = Annotated[list[str] | None, typer.Option("--kind", help="Only these kinds "
+                                                   "(repeatable).")]
+
+
+def _time(text: str | None):
+    from remem.domain.timefmt import from_iso
+
+    return from_iso(text) if text else None
+
+
+def _items_table(items: list[dict], title: str) -> Table:
+    t = Table(title=title)
+    for col in ("item", "scope", "key", "value", "kind", "status"):
+        t.add_column(col, overflow="fold")
+    for d in items:
+        t.add_row(d["id"], d["scope"], d["key"], value_text(d["value"]), d["kind"],
+                  d.get("status", "current"))
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    from remem.cli.main import current_memory, run
+
+    @app.command()
+    def observe(
+        scope: str,
+        text: Annotated[str, typer.Argument(help="The captured input, or - to read stdin.")],
+        role: Annotated[str, typer.Option(help="user|assistant|tool|system|owner|agent")] = "user",
+        actor: Annotated[str | None, typer.Option(help="Who said it (free text id).")] = None,
+        source_id: Annotated[str | None, typer.Option(help="Stable id of this input.")] = None,
+        run_id: Annotated[str | None, typer.Option(help="Conversation/run id (chain).")] = None,
+        occurred_at: Annotated[str | None, typer.Option(help="ISO time it was said.")] = None,
+        kind: Annotated[str, typer.Option(help="user-message, tool-result, ...")] = "user-message",
+        idempotency_key: Annotated[str | None, typer.Option()] = None,
+    ) -> None:
+        """Record a source (a turn, tool result or document chunk) as searchable evidence."""
+        def body():
+            data = sys.stdin.read() if text == "-" else text
+            r = current_memory().observe(scope, data, role=role, actor=actor,
+                                         source_id=source_id, run_id=run_id,
+                                         occurred_at=_time(occurred_at), kind=kind,
+                                         idempotency_key=idempotency_key)
+            emit(r, f"{r.phase}{' (replayed)' if r.replayed else ''}: source {r.source_id} "
+                    f"run {r.run_id} #{r.sequence} (ledger seq {r.accepted_seq})")
+        run(body)
+
+    @app.command()
+    def recall(
+        query: str, scope: ScopeOpt,
+        budget_tokens: Annotated[int, typer.Option(
+            help="Token budget of the whole result.")] = 1000,
+        tokenizer: Annotated[str, typer.Option(help="o200k_base | cl100k_base")] = "o200k_base",
+        valid_at: Annotated[str | None, typer.Option(help="As-of world time (ISO).")] = None,
+        kind: KindOpt = None,
+        include_history: Annotated[bool, typer.Option(help="Also superseded values.")] = False,
+        limit: Annotated[int, typer.Option(help="Eligible items + sources.")] = 30,
+    ) -> None:
+        """Recall items and sources relevant to QUERY within --budget-tokens."""
+        def body():
+            r = current_memory().recall(scope, query, budget_tokens=budget_tokens,
+                                        tokenizer=tokenizer, valid_at=_time(valid_at),
+                                        kinds=kind, include_history=include_history,
+                                        limit=limit)
+            emit(r, r.text)
+        run(body)
+
+    @app.command()
+    def context(
+        query: str, scope: ScopeOpt,
+        max_bytes: Annotated[int, typer.Option(help="UTF-8 byte budget (128-65536).")] = 8192,
+        kind: KindOpt = None,
+        valid_at: Annotated[str | None, typer.Option(help="As-of world time (ISO).")] = None,
+    ) -> None:
+        """Items relevant to QUERY within --max-bytes (instantKV shape: items + truncated)."""
+        def body():
+            r = current_memory().context(scope, query, max_bytes=max_bytes, kinds=kind,
+                                         valid_at=_time(valid_at))
+            emit(r, _items_table(r.items, f"context ({r.size_bytes} bytes, "
+                                          f"truncated={str(r.truncated).lower()})"))
+        run(body)
+
+    @app.command()
+    def profile(
+        scope: ScopeOpt,
+        max_bytes: Annotated[int | None, typer.Option(
+            help="UTF-8 byte budget (default 8192).")] = None,
+        budget_tokens: Annotated[int | None, typer.Option(
+            help="Token budget instead of bytes.")] = None,
+        tokenizer: Annotated[str, typer.Option()] = "o200k_base",
+        activation_id: Annotated[str | None, typer.Option(
+            help="Same id -> byte-identical output; a new id re-renders.")] = None,
+    ) -> None:
+        """The pinned profile: identity, rules, profile slots, preferences."""
+        def body():
+            r = current_memory().profile(scope, max_bytes=max_bytes, budget_tokens=budget_tokens,
+                                         tokenizer=tokenizer, activation_id=activation_id)
+            emit(r, r.text + ("\n(truncated)" if r.truncated else ""))
+        run(body)
+
+    @app.command()
+    def reembed(
+        batch_size: Annotated[int, typer.Option(help="Texts per embedding call.")] = 64,
+    ) -> None:
+        """Recompute every vector with the configured embedder; switch atomically."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        def body():
+            m = current_memory()
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          MofNCompleteColumn(), TimeRemainingColumn(), transient=True,
+                          disable=STATE.json) as bar:
+                task = bar.add_task("embedding", total=None)
+                out = m.reembed(batch_size=batch_size,
+                                progress=lambda done, total: bar.update(task, completed=done,
+                                                                        total=total))
+            emit(out, f"{out['model']} ({out['dimensions']} dims): embedded {out['embedded']}, "
+                      f"skipped {out['skipped']} unchanged"
+                      + (f"; switched from {out['previous_model']}" if out["switched"] else ""))
+        run(body)
+
+    bench = _bench_app(app)
+
+    @bench.command("recall")
+    def bench_recall(
+        items: Annotated[str, typer.Option(help="Comma-separated sizes.")] = "10000,100000",
+        queries: Annotated[int, typer.Option(help="Timed queries per size.")] = 200,
+        budget_tokens: Annotated[int, typer.Option()] = 1000,
+        out: Annotated[Path, typer.Option(help="Directory for databases and results.")] = Path(
+            "bench-out/recall"),
+        scopes: Annotated[int, typer.Option(help="User scopes the items spread over.")] = 100,
+    ) -> None:
+        """Recall latency (p50/p95, query embedding included), index load time and RSS."""
+        from remem.bench.recall_bench import format_table, run_bench
+
+        def body():
+            sizes = [int(s) for s in items.split(",") if s.strip()]
+            rows = run_bench(sizes, out_dir=out, queries=queries, budget_tokens=budget_tokens,
+                             scopes=scopes, log=None if STATE.json else typer.echo)
+            emit(rows, format_table(rows))
+        run(body)
+
+
+def _bench_app(app: typer.Typer) -> typer.Typer:
+    """The ``bench`` command group, shared with other benchmark commands."""
+    for group in app.registered_groups:
+        if group.name == "bench" and group.typer_instance is not None:
+            return group.typer_instance
+    bench = typer.Typer(help="Benchmarks.", no_args_is_help=True)
+    app.add_typer(bench, name="bench")
+    return bench

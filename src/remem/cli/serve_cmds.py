@@ -1,0 +1,126 @@
+"""CLI: ``remem serve`` (HTTP API on uvicorn), ``remem token create|list|revoke`` and
+``remem openapi`` (regenerate the committed ``openapi.json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from remem.cli.output import STATE, emit, err_console
+
+OPENAPI_FILE = "openapi.json"
+
+
+def openapi_text() -> str:
+    """The app's OpenAPI document as committed: 2-space JSON with a final newline."""
+    from remem.api.app import openapi_schema
+
+    return json.dumps(openapi_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _tokens_table(rows: list[dict]) -> Table:
+    t = Table(title="tokens")
+    for col in ("token_id", "memory_id", "role", "subject", "label", "created_at", "revoked_at"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*(str(r[c] or "") for c in ("token_id", "memory_id", "role", "subject",
+                                                "label", "created_at", "revoked_at")))
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    from remem.cli.main import open_store, run
+
+    @app.command()
+    def serve(
+        host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="TCP port.")] = 8080,
+        log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    ) -> None:
+        """Serve the HTTP API on uvicorn (tokens from `remem token create`)."""
+        def body():
+            import uvicorn
+
+            from remem.api import create_app
+
+            store = open_store()
+            try:
+                uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
+            finally:
+                store.close()
+        run(body)
+
+    token_app = typer.Typer(help="API bearer tokens: create (shown once), list, revoke.",
+                            no_args_is_help=True)
+    app.add_typer(token_app, name="token")
+
+    @token_app.command("create")
+    def token_create(
+        role: Annotated[str, typer.Option(help="reader | writer | admin")],
+        subject: Annotated[str, typer.Option(help="admin | user:<id> | agent:<id> | ...")],
+        memory: Annotated[str | None, typer.Option(
+            "--memory", "-m", help="Memory the token is bound to (may not exist yet).")] = None,
+        label: Annotated[str | None, typer.Option(help="A note for `token list`.")] = None,
+    ) -> None:
+        """Create a token and print it once (only its sha256 is stored)."""
+        def body():
+            from remem.errors import InvalidInput
+            from remem.service.tokens import Tokens
+
+            memory_id = memory or STATE.memory
+            if not memory_id:
+                raise InvalidInput("token create needs --memory ID.", field="memory")
+            token, info = Tokens(open_store()).create(memory_id, role, subject, label)
+            if STATE.json:
+                emit({**info.to_dict(), "token": token})
+                return
+            typer.echo(token)  # plain, unwrapped: the only time the token is shown
+            err_console.print(f"[dim]token {info.token_id}: {info.role} {info.subject} on "
+                              f"memory {info.memory_id}. Shown once; store it now.[/dim]")
+        run(body)
+
+    @token_app.command("list")
+    def token_list(
+        memory: Annotated[str | None, typer.Option(
+            "--memory", "-m", help="Only this memory's tokens.")] = None,
+    ) -> None:
+        """List tokens (ids, roles, subjects; never the tokens)."""
+        def body():
+            from remem.service.tokens import Tokens
+
+            rows = [t.to_dict() for t in Tokens(open_store()).list(memory or STATE.memory)]
+            emit(rows, _tokens_table(rows) if rows else "(no tokens)")
+        run(body)
+
+    @token_app.command("revoke")
+    def token_revoke(token_id: str) -> None:
+        """Revoke a token by id: it stops authenticating at once."""
+        def body():
+            from remem.service.tokens import Tokens
+
+            info = Tokens(open_store()).revoke(token_id)
+            emit(info.to_dict(), f"Revoked token {info.token_id} ({info.subject}).")
+        run(body)
+
+    @app.command()
+    def openapi(
+        output: Annotated[Path, typer.Option("--output", "-o", help="File to write.")]
+        = Path(OPENAPI_FILE),
+        check: Annotated[bool, typer.Option(
+            "--check", help="Exit 1 if the file differs instead of writing it.")] = False,
+    ) -> None:
+        """Regenerate openapi.json from the app (or --check that it is current)."""
+        text = openapi_text()
+        if check:
+            current = output.read_text(encoding="utf-8") if output.exists() else ""
+            if current != text:
+                typer.echo(f"{output} is out of date; run `remem openapi`.", err=True)
+                raise typer.Exit(1)
+            typer.echo(f"{output} is current.")
+            return
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"Wrote {output}.")

@@ -1,0 +1,148 @@
+"""Recall ranking: reciprocal rank fusion, then scope, status, kind and as-of filtering.
+
+Ids and scores only; no text, no I/O. The service fetches candidates per channel (full text,
+vectors, exact key), fuses them here, loads the item rows and asks :func:`eligible_items`
+which of them may be shown.
+
+Fusion (Cormack, Clarke and Buettcher, SIGIR 2009): a document at 1-based rank ``r`` in a
+channel earns ``1 / (RRF_K + r)``; its fused score is the sum over channels. ``RRF_K = 60`` is
+the value from that paper: large enough that one channel's top hit does not drown agreement
+between channels, small enough that rank 1 still beats rank 10 clearly.
+
+Status and time (DESIGN.md "Recall"; KIP "Time"):
+
+- default: live statuses only: ``current`` and ``conflict`` (the latter flagged as contested);
+  an item past its ``valid_until`` is expired and left out; ``superseded``, ``archived`` and
+  forgotten items never appear as current.
+- ``include_history``: superseded items are added (labelled ``superseded``). Archived items stay
+  hidden (archive is the owner's reversible "hide").
+- ``valid_at`` (as-of world time T): an item is returned when it held at T:
+  ``valid_at <= T < invalid_at`` (open end when ``invalid_at`` is unset) and ``T < valid_until``.
+  A KIP correction makes the old value never true (``invalid_at <= valid_at``): such items hold
+  at no time. For a single-cardinality key only the item(s) with the latest ``valid_at`` among
+  those holding at T are kept (an older observation stored as history may overlap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from remem.domain.model import ItemStatus
+
+RRF_K = 60
+
+CHANNELS = ("fts", "vector", "key")
+
+
+@dataclass(frozen=True)
+class Fused:
+    """One fused candidate: document id, fused score and its 1-based rank per channel."""
+
+    doc_id: str
+    score: float
+    ranks: Mapping[str, int]
+
+
+def fuse(channels: Mapping[str, Sequence[str]], *, k: int = RRF_K) -> list[Fused]:
+    """Reciprocal rank fusion of ranked id lists.
+
+    Args:
+        channels: channel name -> document ids, best first (duplicates after the first ignored).
+        k: the RRF constant (default :data:`RRF_K` = 60).
+
+    Returns:
+        Candidates by descending fused score; ties broken by best single rank, then id, so the
+        order is deterministic.
+    """
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for name, ids in channels.items():
+        seen: set[str] = set()
+        for rank, doc_id in enumerate(ids, start=1):
+            if doc_id in seen:
+                continue
+            seen.add(doc_id)
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
+            ranks.setdefault(doc_id, {})[name] = rank
+    out = [Fused(d, s, ranks[d]) for d, s in scores.items()]
+    out.sort(key=lambda f: (-f.score, min(f.ranks.values()), f.doc_id))
+    return out
+
+
+@dataclass(frozen=True)
+class RecallFilter:
+    """What a caller may see.
+
+    Attributes:
+        scopes: the caller's exact scopes (never widened).
+        kinds: allowed kinds, or None for all.
+        include_history: also return superseded items.
+        as_of: ISO UTC time for as-of recall, or None for "now".
+        now: ISO UTC time of the read (for ``valid_until`` expiry when ``as_of`` is None).
+    """
+
+    scopes: frozenset[str]
+    kinds: frozenset[str] | None = None
+    include_history: bool = False
+    as_of: str | None = None
+    now: str | None = None
+
+
+def held_at(rec, t: str) -> bool:
+    """Whether an item's value held in the world at ISO time ``t`` (see module docstring)."""
+    if rec.invalid_at is not None and rec.invalid_at <= rec.valid_at:
+        return False  # corrected: never true
+    if rec.valid_at > t:
+        return False
+    if rec.invalid_at is not None and t >= rec.invalid_at:
+        return False
+    return not (rec.valid_until is not None and t >= rec.valid_until)
+
+
+def _visible(rec, f: RecallFilter) -> bool:
+    if rec.scope not in f.scopes:
+        return False
+    if f.kinds is not None and rec.kind not in f.kinds:
+        return False
+    if rec.status == ItemStatus.ARCHIVED or rec.status == ItemStatus.FORGOTTEN:
+        return False
+    if f.as_of is not None:
+        if rec.status == ItemStatus.SUPERSEDED and f.include_history:
+            return rec.valid_at <= f.as_of
+        return held_at(rec, f.as_of)
+    if rec.status == ItemStatus.SUPERSEDED:
+        return f.include_history
+    return not (rec.valid_until is not None and f.now is not None and f.now >= rec.valid_until)
+
+
+def eligible_items(records: Iterable, f: RecallFilter) -> list[tuple[object, str]]:
+    """The records a caller may see, in input order, each with the status to show.
+
+    Records are ``ItemRecord``-like. Without ``as_of`` the shown status is the stored one. With
+    ``as_of``, an item that held at that time shows ``current``; for a single-cardinality key
+    only the latest ``valid_at`` among the items holding then counts as holding, and history
+    (``include_history``) shows ``superseded``. Conflict items always show ``conflict``.
+    """
+    recs = [r for r in records if _visible(r, f)]
+    if f.as_of is None:
+        return [(r, r.status) for r in recs]
+    latest: dict[tuple[str, str], str] = {}
+    for r in recs:
+        if r.cardinality == "single" and held_at(r, f.as_of):
+            k = (r.scope, r.key)
+            latest[k] = max(latest.get(k, r.valid_at), r.valid_at)
+    out: list[tuple[object, str]] = []
+    for r in recs:
+        holds = held_at(r, f.as_of) and not (
+            r.cardinality == "single" and r.valid_at < latest[(r.scope, r.key)])
+        if holds:
+            out.append((r, r.status if r.status == ItemStatus.CONFLICT else "current"))
+        elif f.include_history:
+            out.append((r, ItemStatus.SUPERSEDED.value))
+    return out
+
+
+def is_constraint(rec) -> bool:
+    """Rules of an agent scope: required output that outranks ordinary similarity."""
+    return rec.kind == "rule" and rec.scope.startswith("agent:")

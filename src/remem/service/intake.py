@@ -1,0 +1,175 @@
+"""Intake: receipts, idempotency, phases and ``after`` read barriers (KIP Memory Interface).
+
+``observe`` records the source (service.sources), then a durable receipt
+``{receipt_id, intent, memory, accepted_seq, phase}`` and a derive job. Phases move forward
+only: recorded -> processed -> available, or recorded/processed -> failed (with the reason);
+``accepted_seq <= resolved_seq <= available_seq`` (ledger sequence numbers).
+
+Idempotency (DESIGN.md "KIP binding rules"): the key is the caller's, or derived from the
+source identity. Its digest covers the intent, the resolved scope and the input including the
+source's id and text digest — not transport request ids or budgets. Same key + same digest ->
+the original receipt, nothing extracted again; same key + different digest ->
+IdempotencyConflict.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from remem.domain.canonical import digest, sha256_hex
+from remem.domain.timefmt import to_iso
+from remem.errors import IdempotencyConflict
+
+PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The durable acknowledgement of an intake (KIP receipt)."""
+
+    receipt_id: str
+    intent: str
+    memory: str
+    scope: str
+    source_id: str | None
+    phase: str
+    accepted_seq: int
+    resolved_seq: int | None = None
+    available_seq: int | None = None
+    disposition: str | None = None
+    reason: str | None = None
+    replayed: bool = False
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], replayed: bool = False) -> Receipt:
+        return cls(receipt_id=row["receipt_id"], intent=row["intent"], memory=row["memory_id"],
+                   scope=row["scope"], source_id=row["source_id"], phase=row["phase"],
+                   accepted_seq=row["accepted_seq"], resolved_seq=row["resolved_seq"],
+                   available_seq=row["available_seq"], disposition=row["disposition"],
+                   reason=row["reason"], replayed=replayed)
+
+    def to_dict(self) -> dict[str, Any]:
+        import dataclasses
+
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """Outcome of waiting for receipts: satisfied | pending | failed."""
+
+    state: str
+    receipts: list[Receipt]
+
+    @property
+    def unresolved(self) -> list[Receipt]:
+        return [r for r in self.receipts if r.phase != "available"]
+
+    @property
+    def failed(self) -> list[Receipt]:
+        return [r for r in self.receipts if r.phase == "failed"]
+
+
+class Intake:
+    """Receipts for one Memory (``memory.intake``)."""
+
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.store = memory.store
+
+    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
+                source_id: str | None = None, run_id: str | None = None,
+                occurred_at: datetime | None = None, kind: str = "user-message",
+                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+        """Records a source and returns its receipt; enqueues derive (runs it inline when the
+        store's derive mode is ``inline``).
+
+        Raises:
+            InvalidInput: bad input (nothing recorded).
+            IdempotencyConflict: the key was used with a different meaning.
+        """
+        key = idempotency_key or (f"source:{run_id or 'default'}:{source_id}"
+                                  if source_id else None)
+        meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
+            text, str) else None, role, kind, run_id or "default", source_id,
+            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor])
+        if key is not None:
+            found = self.store.receipt_by_key(self.memory.id, key)
+            if found is not None:
+                return self._replay(found, meaning, key)
+        src = self.memory.sources.observe(scope, text, role=role, actor=actor,
+                                          source_id=source_id, run_id=run_id,
+                                          occurred_at=occurred_at, kind=kind,
+                                          idempotency_key=idempotency_key)
+        key = key or f"source:{src.run_id}:{src.source_id}"
+        now = to_iso(self.memory.clock.now())
+        row = {"memory_id": self.memory.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
+               "intent": "observe", "idem_key": key, "digest": meaning, "scope": scope,
+               "source_id": src.source_id, "phase": "recorded",
+               "accepted_seq": src.accepted_seq or self.store.head_seq(self.memory.id),
+               "created_at": now, "updated_at": now}
+        with self.store.unit_of_work(self.memory.id) as uow:
+            found = self.store.receipt_by_key(self.memory.id, key, conn=uow.conn)
+            if found is not None:
+                return self._replay(found, meaning, key)
+            self.store.insert_receipt(uow.conn, row)
+            if derive and not src.redacted:
+                self.store.enqueue_job(self.memory.id, "derive",
+                                       {"receipt_id": row["receipt_id"],
+                                        "source_id": src.source_id},
+                                       run_at=now, now=now, conn=uow.conn)
+        if not derive or src.redacted:
+            self.complete(row["receipt_id"], src.source_id,
+                          "skipped" if src.redacted else "evidence_only")
+        elif self.memory.derive_mode == "inline":
+            self.memory.run_jobs()
+        return self.get(row["receipt_id"])
+
+    def _replay(self, found: dict[str, Any], meaning: str, key: str) -> Receipt:
+        if found["digest"] != meaning:
+            raise IdempotencyConflict(
+                f"Idempotency key {key!r} was already used for a different observation (other "
+                "text, scope, role or time). Retry the original unchanged, or use a new key.",
+                idempotency_key=key)
+        return Receipt.from_row(found, replayed=True)
+
+    def get(self, receipt_id: str) -> Receipt:
+        """The receipt; NotFoundOrNotVisible when it is not in this memory."""
+        return Receipt.from_row(self.store.receipt(self.memory.id, receipt_id))
+
+    def complete(self, receipt_id: str, source_id: str | None, disposition: str) -> None:
+        """processed then available: derive committed and indexes include it (same tx)."""
+        now = to_iso(self.memory.clock.now())
+        head = self.store.head_seq(self.memory.id)
+        self.store.advance_receipt(self.memory.id, receipt_id, phase="processed", now=now,
+                                   resolved_seq=head, disposition=disposition)
+        self.store.advance_receipt(self.memory.id, receipt_id, phase="available", now=now,
+                                   available_seq=head)
+        if source_id:
+            self.store.set_source_disposition(self.memory.id, source_id, disposition)
+
+    def fail(self, receipt_id: str, reason: str) -> None:
+        self.store.advance_receipt(self.memory.id, receipt_id, phase="failed",
+                                   now=to_iso(self.memory.clock.now()), reason=reason)
+
+    def wait(self, receipt_ids: list[str], *, deadline_ms: int = 0,
+             poll_ms: int = 20) -> Barrier:
+        """Waits until every receipt is available (or failed), up to ``deadline_ms``.
+
+        Raises:
+            NotFoundOrNotVisible: a receipt is not visible in this memory.
+        """
+        end = time.monotonic() + max(deadline_ms, 0) / 1000
+        while True:
+            receipts = [self.get(r) for r in receipt_ids]
+            if any(r.phase == "failed" for r in receipts):
+                return Barrier("failed", receipts)
+            if all(r.phase == "available" for r in receipts):
+                return Barrier("satisfied", receipts)
+            if time.monotonic() >= end:
+                return Barrier("pending", receipts)
+            time.sleep(poll_ms / 1000)

@@ -1,0 +1,1 @@
+"""Background jobs: derive (extraction + reconcile), consolidate, retention."""

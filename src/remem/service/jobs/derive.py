@@ -1,0 +1,111 @@
+"""The derive job: extract candidate claims from one source and reconcile each.
+
+Formation uses the source's observed time as ``valid_at`` (never when the job runs), so a
+late-processed old message never overrides a newer fact: the decision keeps it as history.
+Only the user's own statements become user facts (the extractor decides; assistant, tool and
+system turns are evidence only). Dispositions: ``formed`` (at least one claim written or seen
+again), ``evidence_only`` (nothing to extract; the source stays recallable as a source),
+``skipped`` (erased text, or a claim that was forgotten).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remem.domain import operations as ops
+from remem.domain.canonical import claim_id as make_claim_id
+from remem.domain.limits import validate_candidate
+from remem.domain.model import Authority, Candidate, Kind, Scope, Source
+from remem.domain.timefmt import from_iso, to_iso
+from remem.errors import InvalidInput, RememError
+from remem.service.writer import WriteRequest
+
+
+def _occurred_at(row: dict[str, Any]):
+    """The source's observed time in its own zone (tz offset kept at observe)."""
+    at = from_iso(row["occurred_at"])
+    offset = row.get("tz_offset_min")
+    if offset is not None:
+        from datetime import timedelta, timezone
+
+        at = at.astimezone(timezone(timedelta(minutes=offset)))
+    return at
+
+
+def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
+    """Extracts and reconciles the claims of one source; returns stats and the disposition.
+
+    Raises:
+        ExtractionFailed: the extractor's output did not parse or validate (the run fails).
+    """
+    row = memory.store.source(memory.id, source_id)
+    if row is None or row.get("text") is None:
+        return {"disposition": "skipped", "claims": 0, "outcomes": {}}
+    occurred = _occurred_at(row)
+    claims = memory.extractor.extract(row["text"], role=row["role"], occurred_at=occurred)
+    outcomes: dict[str, int] = {}
+    scope = Scope.parse(row["scope"])
+    for c in claims:
+        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    written = sum(n for o, n in outcomes.items() if o not in ("forgotten", "invalid"))
+    if written:
+        disposition = "formed"
+    elif claims:
+        disposition = "skipped"
+    else:
+        disposition = "evidence_only"
+    return {"disposition": disposition, "claims": len(claims), "outcomes": outcomes,
+            "extractor": f"{getattr(memory.extractor, 'name', '?')}/"
+                         f"{getattr(memory.extractor, 'version', '?')}"}
+
+
+def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
+               occurred) -> str:
+    if getattr(c, "operation", "assert") == "retract":
+        cid = make_claim_id(memory.id, str(scope), c.key, c.value)
+        op = memory.writer.operate(str(scope), c.key, "system:derive",
+                                   lambda st, p: ops.retract(st, cid, c.valid_at))
+        return "retracted" if op.events else "noop"
+    cand = Candidate(scope=scope, key=c.key, value=c.value, kind=Kind(c.kind),
+                     valid_at=c.valid_at,
+                     source=Source(id=source_id, text=c.quote, role=role, occurred_at=occurred))
+    try:
+        validate_candidate(cand)
+    except InvalidInput:
+        return "invalid"
+    judgement = None
+    judge = getattr(memory, "judge", None)
+    if judge is not None:
+        existing = [v.to_dict() for v in memory.items(scope=str(scope), key=c.key).items]
+        if existing:
+            judgement = judge.judge(existing, {"key": c.key, "value": c.value, "kind": c.kind,
+                                               "valid_at": to_iso(c.valid_at)})
+    idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
+    r = memory.writer.write(WriteRequest(cand, Authority.AUTOMATIC, "system:derive",
+                                         judgement=judgement, idempotency_key=idem,
+                                         intent="derive"))
+    return r.outcome
+
+
+def hash_value(value: Any) -> str:
+    from remem.domain.canonical import digest, normalize_value
+
+    return digest(normalize_value(value))[:16]
+
+
+def run_derive(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """Job handler: derive one receipt's source, then advance the receipt."""
+    payload = job["payload"]
+    stats = derive_source(memory, payload["source_id"])
+    memory.intake.complete(payload["receipt_id"], payload["source_id"], stats["disposition"])
+    return stats
+
+
+def _final_failure(memory: Any, job: dict[str, Any], reason: str) -> None:
+    memory.intake.fail(job["payload"]["receipt_id"], reason)
+
+
+run_derive.on_final_failure = _final_failure  # type: ignore[attr-defined]
+
+__all__ = ["derive_source", "run_derive", "RememError"]

@@ -1,0 +1,275 @@
+"""``recall``, ``context`` and ``profile``: hybrid search, filtering, budgeted rendering.
+
+Candidates (per channel, up to :data:`FETCH` each) come from full text (FTS5 bm25 over the
+rewritten terms of :mod:`remem.domain.textindex`), vectors (exact cosine, similarity at least
+:data:`MIN_SIMILARITY`) and exact key match (query words joined into snake_case keys). They
+are fused by reciprocal rank fusion (k = 60, :mod:`remem.domain.recall`), filtered to the
+caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIMIT` become the
+*eligible* set. Agent-scope rules among them are required (``constraints``) and ranked first.
+:mod:`remem.domain.render` packs the eligible set under the budget; ``truncated`` says whether
+any of it was left out. Every read happens in one snapshot; recall never writes. The query is
+embedded before the snapshot opens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from remem.domain import render
+from remem.domain.canonical import canonical_json
+from remem.domain.limits import MAX_QUERY_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES, parse_kind
+from remem.domain.model import PINNED_KINDS, Kind, Scope
+from remem.domain.recall import RecallFilter, eligible_items, fuse, is_constraint
+from remem.domain.sourcelog import SOURCE_DOC_PREFIX
+from remem.domain.textindex import query_terms, query_words
+from remem.domain.timefmt import to_iso
+from remem.errors import InvalidInput
+from remem.providers.registry import build_tokenizer as get_tokenizer
+from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
+
+FETCH = 50
+"""Candidates taken from each channel before filtering."""
+MIN_SIMILARITY = 0.15
+"""Cosine floor for the vector channel (all-MiniLM-L6-v2: unrelated short texts mostly score
+below it)."""
+CONSTRAINT_SIMILARITY = 0.35
+"""An agent rule is an applicable constraint (required, ranked first) when it matched the query
+in full text or by key, or its cosine similarity is at least this; else it is ranked as usual."""
+DEFAULT_LIMIT = 30
+"""Eligible items + sources per recall (constraints are always eligible)."""
+DEFAULT_MAX_BYTES = 8192
+PROFILE_ORDER = {Kind.IDENTITY.value: 0, Kind.RULE.value: 1, Kind.PROFILE_SLOT.value: 2,
+                 Kind.PREFERENCE.value: 3}
+
+
+def parse_scopes(scopes: str | Iterable[str]) -> list[str]:
+    """Validates the caller's scopes (one string or several); duplicates dropped, order kept.
+
+    Raises:
+        InvalidInput: no scope, or a malformed one.
+    """
+    items = [scopes] if isinstance(scopes, str) else list(scopes or [])
+    if not items:
+        raise InvalidInput("give at least one scope, e.g. 'user:alice'.", field="scopes")
+    return list(dict.fromkeys(str(Scope.parse(s)) for s in items))
+
+
+def _query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query is empty; say what to recall.", field="query")
+    if len(query.encode()) > MAX_QUERY_BYTES:
+        raise InvalidInput(f"query is longer than {MAX_QUERY_BYTES} UTF-8 bytes.",
+                           field="query", limit=MAX_QUERY_BYTES)
+    return query
+
+
+def _kinds(kinds: Iterable[str] | str | None) -> frozenset[str] | None:
+    if kinds is None:
+        return None
+    items = [kinds] if isinstance(kinds, str) else list(kinds)
+    return frozenset(parse_kind(str(k)).value for k in items)
+
+
+def candidate_keys(query: str) -> list[str]:
+    """snake_case keys a query may name: word n-grams (n <= 3) joined by ``_``."""
+    words = [w for w in query_words(query) if w.isascii() and w.isalnum()]
+    keys = []
+    for n in (3, 2, 1):
+        for i in range(len(words) - n + 1):
+            key = "_".join(words[i:i + n])
+            if key[0].isalpha() and len(key) <= 128:
+                keys.append(key)
+    return list(dict.fromkeys(keys))[:64]
+
+
+class RecallService:
+    """recall / context / profile for one Memory.
+
+    Args:
+        memory: the Memory (store, id, clock).
+        embedding: its EmbeddingService.
+    """
+
+    def __init__(self, memory: Any, embedding: Any) -> None:
+        self.memory = memory
+        self.embedding = embedding
+
+    # --- candidates --------------------------------------------------------------------------
+    def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
+                  with_sources: bool) -> tuple[int, list[render.Entry], list[render.Entry]]:
+        """(basis_seq, required entries, optional entries) in rank order; data only."""
+        index = self.embedding.index
+        qvec = self.embedding.query_vector(query, self.embedding.recorded())
+        terms = query_terms(query)
+        with index.read(self.memory.id) as snap:
+            basis = snap.head_seq()
+            fts = snap.fts(terms, scopes, FETCH)
+            hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
+            keys = snap.key_items(candidate_keys(query), scopes, FETCH)
+            fused = fuse({"fts": fts, "vector": [d for d, _ in hits], "key": keys})
+            applies = set(fts) | set(keys) | {d for d, c in hits if c >= CONSTRAINT_SIMILARITY}
+            score = {c.doc_id: c.score for c in fused}
+            item_ids = [c.doc_id for c in fused if not c.doc_id.startswith(SOURCE_DOC_PREFIX)]
+            recs = snap.items(item_ids)
+            visible = eligible_items((recs[i] for i in item_ids if i in recs), f)
+            src_ids = [c.doc_id[len(SOURCE_DOC_PREFIX):] for c in fused
+                       if c.doc_id.startswith(SOURCE_DOC_PREFIX)] if with_sources else []
+            rows = snap.sources(src_ids)
+            srcs = [rows[s] for s in src_ids if s in rows and rows[s]["scope"] in f.scopes
+                    and (f.as_of is None or rows[s]["occurred_at"] <= f.as_of)]
+            ranked: list[tuple[float, str, Any, str]] = \
+                [(score[r.item_id], "item", r, label) for r, label in visible] + \
+                [(score[SOURCE_DOC_PREFIX + s["source_id"]], "source", s, "") for s in srcs]
+            ranked.sort(key=lambda t: -t[0])  # stable: fused order breaks ties
+            is_req = [t[1] == "item" and is_constraint(t[2]) and t[2].item_id in applies
+                      for t in ranked]
+            required = [t for t, r in zip(ranked, is_req, strict=True) if r]
+            optional = [t for t, r in zip(ranked, is_req, strict=True) if not r]
+            optional = optional[:max(0, limit - len(required))]
+            chosen = [t[2] for t in required + optional if t[1] == "item"]
+            payloads = snap.payloads([r.payload_id for r in chosen])
+            refs = snap.source_refs([r.item_id for r in chosen])
+        req = [self._item_entry(t, payloads, refs, required=True) for t in required]
+        opt = [self._item_entry(t, payloads, refs, required=False) if t[1] == "item"
+               else _source_entry(t) for t in optional]
+        return basis, req, opt
+
+    @staticmethod
+    def _item_entry(t: tuple, payloads: dict, refs: dict, *, required: bool) -> render.Entry:
+        score, _, rec, label = t
+        payload = payloads.get(rec.payload_id, {})
+        d: dict[str, Any] = {
+            "id": rec.item_id, "key": rec.key, "value": payload.get("value"), "kind": rec.kind,
+            "status": label, "scope": rec.scope, "valid_at": rec.valid_at,
+            "score": round(score, 5),
+            "sources": refs.get(rec.item_id) or ([rec.source_id] if rec.source_id else [])}
+        if required:
+            d["constraint"] = True
+        channel = "constraints" if required else "facts"
+        return render.Entry(channel, d, render.item_line(d, constraint=required), required)
+
+    def _filter(self, scopes: list[str], kinds: Any, valid_at: datetime | None,
+                include_history: bool) -> RecallFilter:
+        return RecallFilter(scopes=frozenset(scopes), kinds=_kinds(kinds),
+                            include_history=bool(include_history),
+                            as_of=to_iso(valid_at) if valid_at is not None else None,
+                            now=to_iso(self.memory.clock.now()))
+
+    # --- recall ------------------------------------------------------------------------------
+    def recall(self, scopes: str | Iterable[str], query: str, *, budget_tokens: int,
+               tokenizer: str = "o200k_base", valid_at: datetime | None = None,
+               kinds: Iterable[str] | None = None, include_history: bool = False,
+               limit: int = DEFAULT_LIMIT) -> RecallResult:
+        """Hybrid recall rendered under a token budget (see ``Memory.recall``)."""
+        scopes = parse_scopes(scopes)
+        query = _query(query)
+        render.check_budget(budget_tokens, "budget_tokens")
+        render.check_budget(limit, "limit", 1, 1000)
+        tok = get_tokenizer(tokenizer)
+        f = self._filter(scopes, kinds, valid_at, include_history)
+        basis, req, opt = self._eligible(scopes, query, f, limit, with_sources=kinds is None)
+        out = render.pack(req + opt, budget=budget_tokens, meter=render.TokenMeter(tok),
+                          build=render.recall_builder(basis_seq=basis,
+                                                      budget_tokens=budget_tokens,
+                                                      tokenizer=tok.name))
+        return RecallResult(out.document, out.serialised, out.size)
+
+    # --- context (instantKV) -------------------------------------------------------------------
+    def context(self, scopes: str | Iterable[str], query: str, *,
+                max_bytes: int = DEFAULT_MAX_BYTES, kinds: Iterable[str] | None = None,
+                valid_at: datetime | None = None, limit: int = DEFAULT_LIMIT) -> ContextResult:
+        """Items relevant to a query within ``max_bytes`` (instantKV: items + truncated)."""
+        scopes = parse_scopes(scopes)
+        query = _query(query)
+        render.check_budget(max_bytes, "max_bytes", MIN_MAX_BYTES, MAX_MAX_BYTES)
+        render.check_budget(limit, "limit", 1, 1000)
+        f = self._filter(scopes, kinds, valid_at, False)
+        _, req, opt = self._eligible(scopes, query, f, limit, with_sources=False)
+        entries = [_context_entry(e) for e in req + opt]
+        out = render.pack(entries, budget=max_bytes, meter=render.ByteMeter(),
+                          build=render.items_builder(max_bytes=max_bytes),
+                          channels=("constraints", "facts"))
+        return ContextResult(out.document, out.serialised, out.size)
+
+    # --- profile -----------------------------------------------------------------------------
+    def profile(self, scopes: str | Iterable[str], *, budget_tokens: int | None = None,
+                max_bytes: int | None = None, tokenizer: str = "o200k_base",
+                activation_id: str | None = None) -> ProfileResult:
+        """The pinned profile (see ``Memory.profile``)."""
+        scopes = parse_scopes(scopes)
+        if budget_tokens is not None and max_bytes is not None:
+            raise InvalidInput("give budget_tokens or max_bytes, not both.", field="max_bytes")
+        if budget_tokens is not None:
+            render.check_budget(budget_tokens, "budget_tokens")
+            tok = get_tokenizer(tokenizer)
+            meter: render.Meter = render.TokenMeter(tok)
+            budget = {"budget_tokens": budget_tokens, "tokenizer": tok.name}
+            limit = budget_tokens
+        else:
+            limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+            render.check_budget(limit, "max_bytes", MIN_MAX_BYTES, MAX_MAX_BYTES)
+            meter, budget = render.ByteMeter(), {"max_bytes": limit}
+        if activation_id is not None and (not isinstance(activation_id, str)
+                                          or not 0 < len(activation_id.encode()) <= 128):
+            raise InvalidInput("activation_id must be 1-128 UTF-8 bytes.", field="activation_id")
+        index = self.embedding.index
+        scopes_key, params = json.dumps(scopes), canonical_json(budget).decode()
+        with index.read(self.memory.id) as snap:
+            if activation_id is not None:
+                stored = snap.profile_render(activation_id, scopes_key, params)
+                if stored is not None:
+                    return ProfileResult(stored, replayed=True)
+            basis = snap.head_seq()
+            now = to_iso(self.memory.clock.now())
+            recs = [r for r in snap.pinned_items(scopes, sorted(k.value for k in PINNED_KINDS))
+                    if r.valid_until is None or now < r.valid_until]
+            payloads = snap.payloads([r.payload_id for r in recs])
+        order = {s: i for i, s in enumerate(scopes)}
+        recs.sort(key=lambda r: (PROFILE_ORDER[r.kind], order[r.scope], r.key, r.valid_at,
+                                 r.item_id))
+        entries = [_profile_entry(r, payloads.get(r.payload_id, {})) for r in recs]
+        out = render.pack(entries, budget=limit, meter=meter, channels=("constraints", "facts"),
+                          build=render.profile_builder(activation_id=activation_id,
+                                                       scopes=scopes, basis_seq=basis,
+                                                       budget=budget))
+        if activation_id is None:
+            return ProfileResult(out.serialised)
+        with self.memory.store.unit_of_work(self.memory.id) as uow:
+            snap = index.in_transaction(uow)
+            stored = snap.profile_render(activation_id, scopes_key, params)
+            if stored is not None:  # a concurrent first render won; everyone gets its bytes
+                return ProfileResult(stored, replayed=True)
+            index.writer(uow).put_profile_render(
+                activation_id, scopes_key, params, out.serialised,
+                [e.data["id"] for e in out.entries], to_iso(self.memory.clock.now()))
+        return ProfileResult(out.serialised)
+
+
+def _source_entry(t: tuple) -> render.Entry:
+    score, _, s, _ = t
+    d = {"label": "source", "id": s["source_id"], "scope": s["scope"], "kind": s["kind"],
+         "role": s["role"], "occurred_at": s["occurred_at"], "text": s["text"],
+         "score": round(score, 5)}
+    return render.Entry("sources", d, render.source_line(d))
+
+
+def _context_entry(e: render.Entry) -> render.Entry:
+    d = e.data
+    data = {"id": d["id"], "scope": d["scope"], "key": d["key"], "value": d["value"],
+            "kind": d["kind"], "status": d["status"], "valid_at": d["valid_at"],
+            "source": d["sources"][0] if d["sources"] else None}
+    if e.required:
+        data["constraint"] = True
+    return render.Entry(e.channel, data, "", e.required)
+
+
+def _profile_entry(rec: Any, payload: dict[str, Any]) -> render.Entry:
+    d = {"id": rec.item_id, "scope": rec.scope, "key": rec.key, "value": payload.get("value"),
+         "kind": rec.kind, "revision": rec.revision, "valid_at": rec.valid_at,
+         "valid_until": rec.valid_until, "source": rec.source_id}
+    required = is_constraint(rec)
+    line = f"- {rec.scope} {rec.key}: {render.value_text(d['value'])}"
+    return render.Entry("constraints" if required else "facts", d, line, required)

@@ -1,0 +1,153 @@
+"""``observe``: record an immutable source (a user turn, a tool result, a document chunk).
+
+A source is appended to its run's hash chain (:mod:`remem.domain.sourcelog`), indexed for
+full-text and vector search, and acknowledged by a ``source.recorded`` ledger event, all in one
+transaction. Its vector is computed before the transaction opens.
+
+Identity and idempotency: the source id is the caller's ``source_id``; else it is derived from
+``idempotency_key`` (``obs_`` + sha256 prefix); else it is random. The same id with the same
+content (text, scope, kind, role, run, actor, and ``occurred_at`` when given) returns the
+original receipt with ``replayed=True``; the same id with anything different raises
+``IdempotencyConflict``. A source whose text was erased stays erased: observing it again
+returns its redacted receipt and stores nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from datetime import datetime
+from typing import Any
+
+from remem.domain.events import Event, EventType
+from remem.domain.limits import MAX_OBSERVE_BYTES, MAX_SOURCE_ID_BYTES, ROLES, check_text
+from remem.domain.model import Scope
+from remem.domain.sourcelog import (
+    check_source_fields,
+    entry_hash,
+    source_doc_id,
+    text_digest,
+)
+from remem.domain.textindex import content_hash
+from remem.domain.timefmt import to_iso
+from remem.errors import IdempotencyConflict, InvalidInput
+from remem.service.recall_results import SourceReceipt
+
+DEFAULT_RUN = "default"
+
+
+def _validate(scope: str, text: str, role: str, kind: str, run_id: str,
+              source_id: str | None, actor: str | None) -> None:
+    Scope.parse(scope)
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("text is empty; give the captured input to record.", field="text")
+    check_text(text, "text", MAX_OBSERVE_BYTES)
+    if role not in ROLES:
+        raise InvalidInput(f"role {role!r} is not one of {sorted(ROLES)}.", field="role")
+    check_source_fields(kind=kind, run_id=run_id)
+    if source_id is not None:
+        check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)
+        if not source_id.strip():
+            raise InvalidInput("source_id is empty; omit it or give a stable id.",
+                               field="source_id")
+    check_text(actor, "actor", 256)
+
+
+def _source_id(source_id: str | None, idempotency_key: str | None) -> str:
+    if source_id is not None:
+        return source_id
+    if idempotency_key is not None:
+        return "obs_" + hashlib.sha256(idempotency_key.encode()).hexdigest()[:32]
+    return "obs_" + uuid.uuid4().hex
+
+
+def _receipt(row: dict[str, Any], accepted_seq: int | None, replayed: bool) -> SourceReceipt:
+    return SourceReceipt(
+        source_id=row["source_id"], run_id=row["run_id"], sequence=row["sequence"],
+        scope=row["scope"], kind=row["kind"], role=row["role"], actor=row["actor"],
+        occurred_at=row["occurred_at"], recorded_at=row["recorded_at"],
+        entry_hash=row["entry_hash"], accepted_seq=accepted_seq, replayed=replayed,
+        redacted=row.get("text") is None)
+
+
+def _same(row: dict[str, Any], want: dict[str, Any], text: str) -> bool:
+    for k, v in want.items():
+        if v is not None and row[k] != v:
+            return False
+    if row.get("text") is None or row.get("salt") is None:
+        return True  # erased: only the metadata can be compared
+    return text_digest(bytes(row["salt"]), text) == row["digest"]
+
+
+def _replay(row: dict[str, Any], want: dict[str, Any], text: str,
+            accepted_seq: int | None) -> SourceReceipt:
+    if not _same(row, want, text):
+        raise IdempotencyConflict(
+            f"Source {row['source_id']!r} was already recorded with different content. "
+            "Retry the original observation unchanged, or use a new source id.",
+            source_id=row["source_id"])
+    return _receipt(row, accepted_seq, replayed=True)
+
+
+class SourceService:
+    """``observe`` for one Memory.
+
+    Args:
+        memory: the Memory.
+        embedding: its EmbeddingService (vectors and the model check).
+    """
+
+    def __init__(self, memory: Any, embedding: Any) -> None:
+        self.memory = memory
+        self.embedding = embedding
+
+    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
+                source_id: str | None = None, run_id: str | None = None,
+                occurred_at: datetime | None = None, kind: str = "user-message",
+                idempotency_key: str | None = None) -> SourceReceipt:
+        """Records a source; see the module docstring for identity rules.
+
+        Raises:
+            InvalidInput: bad scope, empty or oversize text (> 16,384 bytes), unknown role,
+                bad kind or run id, naive ``occurred_at``.
+            IdempotencyConflict: the source id was recorded with different content.
+            EmbeddingMismatch: the memory was embedded with another model.
+        """
+        run_id = run_id or DEFAULT_RUN
+        _validate(scope, text, role, kind, run_id, source_id, actor)
+        at_given = to_iso(occurred_at) if occurred_at is not None else None
+        sid = _source_id(source_id, idempotency_key)
+        want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,
+                "occurred_at": at_given}
+        index = self.embedding.index
+        with index.read(self.memory.id) as snap:
+            found = snap.source(sid)
+            if found is not None:
+                return _replay(found, want, text, snap.source_event_seq(sid))
+        vec = self.embedding.embed([text])[0]
+        now = to_iso(self.memory.clock.now())
+        with self.memory.store.unit_of_work(self.memory.id) as uow:
+            w = index.writer(uow)
+            found = w.source(sid)
+            if found is not None:
+                return _replay(found, want, text,
+                               index.in_transaction(uow).source_event_seq(sid))
+            sequence, prev = w.run_head(run_id)
+            salt = os.urandom(16)
+            row = {"source_id": sid, "run_id": run_id, "sequence": sequence + 1, "scope": scope,
+                   "kind": kind, "role": role, "actor": actor,
+                   "occurred_at": at_given or now, "recorded_at": now,
+                   "digest": text_digest(salt, text), "salt": salt, "text": text,
+                   "prev_hash": prev}
+            row["entry_hash"] = entry_hash(prev, {**row, "memory": self.memory.id})
+            w.insert_source(row)
+            doc = source_doc_id(sid)
+            w.index_text(doc, "source", scope, text)
+            self.embedding.store_vectors(w, [(doc, "source", scope, content_hash(text), vec)])
+            head, _ = uow.head()
+            stored = uow.append([Event(EventType.SOURCE_RECORDED, {
+                "source_id": sid, "run_id": run_id, "scope": scope,
+                "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
+                actor=actor or role, at=now, expected_seq=head)
+        return _receipt(row, stored[0]["seq"], replayed=False)

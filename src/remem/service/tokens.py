@@ -1,0 +1,223 @@
+"""API bearer tokens and the access rules of a principal (per memory, per scope).
+
+A token reads ``rmm_<token_id>_<secret>``. Only ``sha256(token)`` is stored; authentication
+looks the row up by id and compares digests with ``hmac.compare_digest``. Each token is bound
+to one memory, one role and one subject:
+
+- role ``reader`` reads; ``writer`` also writes (remember, correct, apply, forget, archive,
+  restore, retention); ``admin`` also sets legal holds and resolves conflicts, and with subject
+  ``admin`` manages the memory (config, tokens, delete).
+- subject ``admin`` reaches every scope of the memory; a scope subject such as ``user:alice``
+  reads its own scope and every ``agent:*`` scope of the memory, and writes only its own scope.
+  So agent scopes (identity, rules) are written only by their agent or by an ``admin`` subject.
+- a token of memory M reaches nothing in memory N.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from remem.domain.model import Scope, ScopeKind
+from remem.domain.timefmt import to_iso
+from remem.errors import InvalidInput, NotFoundOrNotVisible, PermissionDenied, Unauthenticated
+
+TOKEN_PREFIX = "rmm"
+ADMIN_SUBJECT = "admin"
+_TOKEN_RE = re.compile(r"rmm_([0-9a-f]{16})_[A-Za-z0-9_-]{20,128}")
+_DUMMY_HASH = hashlib.sha256(b"rmm_none_none").hexdigest()
+_BAD_TOKEN = ("Missing or invalid bearer token; send 'Authorization: Bearer rmm_...' with a "
+              "token from `remem token create`.")
+
+
+class Role(StrEnum):
+    READER = "reader"
+    WRITER = "writer"
+    ADMIN = "admin"
+
+
+_RANK = {Role.READER: 0, Role.WRITER: 1, Role.ADMIN: 2}
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the token's memory, role and subject.
+
+    Attributes:
+        token_id: the token's public id (``actor`` on the ledger is ``token:<token_id>``).
+        memory_id: the only memory this principal reaches.
+        role: reader | writer | admin.
+        subject: ``admin`` or a scope handle such as ``user:alice``.
+    """
+
+    token_id: str
+    memory_id: str
+    role: Role
+    subject: str
+
+    @property
+    def actor(self) -> str:
+        return f"token:{self.token_id}"
+
+    @property
+    def scope(self) -> str | None:
+        """The subject's scope, or None for the memory-wide ``admin`` subject."""
+        return None if self.subject == ADMIN_SUBJECT else self.subject
+
+    def can_read(self, scope: str) -> bool:
+        return (self.scope is None or scope == self.scope
+                or Scope.parse(scope).kind is ScopeKind.AGENT)
+
+    def can_write(self, scope: str) -> bool:
+        return self.has_role(Role.WRITER) and (self.scope is None or scope == self.scope)
+
+    def has_role(self, role: Role) -> bool:
+        return _RANK[self.role] >= _RANK[role]
+
+    def require_role(self, role: Role, action: str) -> None:
+        """Raises PermissionDenied unless the token's role is at least ``role``."""
+        if not self.has_role(role):
+            raise PermissionDenied(f"A {self.role} token may not {action}; it needs role "
+                                   f"{role} or higher.", role=self.role, needed=role.value)
+
+    def require_memory_admin(self, action: str) -> None:
+        """Raises PermissionDenied unless role and subject are both ``admin``."""
+        if not (self.role is Role.ADMIN and self.scope is None):
+            raise PermissionDenied(f"Only an admin token with subject 'admin' may {action}.",
+                                   role=self.role, subject=self.subject)
+
+    def require_read(self, scope: str) -> str:
+        """Returns the parsed scope; PermissionDenied when the subject may not read it."""
+        scope = str(Scope.parse(scope))
+        if not self.can_read(scope):
+            raise PermissionDenied(f"This token (subject {self.subject}) may not read scope "
+                                   f"{scope}.", scope=scope)
+        return scope
+
+    def require_write(self, scope: str) -> str:
+        """Returns the parsed scope; PermissionDenied when the principal may not write it."""
+        scope = str(Scope.parse(scope))
+        self.require_role(Role.WRITER, "write")
+        if not self.can_write(scope):
+            raise PermissionDenied(f"This token (subject {self.subject}) may not write scope "
+                                   f"{scope}; a scope is written only by its own subject or "
+                                   "an 'admin' subject.", scope=scope)
+        return scope
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A token's public row (never the token or its hash)."""
+
+    token_id: str
+    memory_id: str
+    role: str
+    subject: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Tokens:
+    """Creates, lists, revokes and authenticates tokens of one database.
+
+    Args:
+        store: a ``RememStore`` (its adapter stores the rows, its clock stamps them).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.adapter = store.adapter
+        self.clock = store.clock
+
+    def create(self, memory_id: str, role: str, subject: str,
+               label: str | None = None) -> tuple[str, TokenInfo]:
+        """Creates a token; the memory need not exist yet (an admin token may create it).
+
+        Returns:
+            (the token string, shown once; its TokenInfo).
+
+        Raises:
+            InvalidInput: bad memory id, role, subject or label.
+        """
+        from remem.service.store import _check_memory_id
+
+        _check_memory_id(memory_id)
+        role = _role(role)
+        subject = _subject(subject)
+        if label is not None and (not isinstance(label, str) or len(label.encode()) > 256):
+            raise InvalidInput("label must be a string of at most 256 bytes.", field="label")
+        token_id = secrets.token_hex(8)
+        token = f"{TOKEN_PREFIX}_{token_id}_{secrets.token_urlsafe(32)}"
+        row = {"token_id": token_id, "memory_id": memory_id, "role": role.value,
+               "subject": subject, "secret_hash": _digest(token), "label": label,
+               "created_at": to_iso(self.clock.now())}
+        self.adapter.create_token(row)
+        return token, _info(row)
+
+    def list(self, memory_id: str | None = None) -> list[TokenInfo]:
+        """Tokens of one memory (or all), oldest first, revoked ones included."""
+        return [_info(r) for r in self.adapter.list_tokens(memory_id)]
+
+    def revoke(self, token_id: str, *, memory_id: str | None = None) -> TokenInfo:
+        """Revokes a token (idempotent). With ``memory_id``, only a token of that memory.
+
+        Raises:
+            NotFoundOrNotVisible: no such token (in that memory).
+        """
+        row = self.adapter.token(token_id) if isinstance(token_id, str) else None
+        if row is None or (memory_id is not None and row["memory_id"] != memory_id):
+            raise NotFoundOrNotVisible(f"Token {token_id!r} was not found or is not visible.",
+                                       token_id=token_id)
+        self.adapter.revoke_token(token_id, to_iso(self.clock.now()))
+        return _info(self.adapter.token(token_id))
+
+    def authenticate(self, token: str | None) -> Principal:
+        """The principal of a live token.
+
+        Raises:
+            Unauthenticated: missing, malformed, unknown or revoked (one message for all).
+        """
+        m = _TOKEN_RE.fullmatch(token) if isinstance(token, str) else None
+        token_id = m.group(1) if m else ""
+        row = self.adapter.token(token_id) if token_id else None
+        presented = _digest(token) if isinstance(token, str) else ""
+        stored = row["secret_hash"] if row else _DUMMY_HASH
+        ok = hmac.compare_digest(stored.encode(), presented.encode())
+        if not ok or row is None or row["revoked_at"] is not None:
+            raise Unauthenticated(_BAD_TOKEN)
+        return Principal(row["token_id"], row["memory_id"], Role(row["role"]), row["subject"])
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _role(role: Any) -> Role:
+    try:
+        return Role(role)
+    except ValueError as exc:
+        raise InvalidInput(f"role {role!r} must be one of reader, writer, admin.",
+                           field="role") from exc
+
+
+def _subject(subject: Any) -> str:
+    if subject == ADMIN_SUBJECT:
+        return subject
+    try:
+        return str(Scope.parse(subject))
+    except InvalidInput as exc:
+        raise InvalidInput(f"subject {subject!r} must be 'admin' or a scope handle such as "
+                           "'user:alice' or 'agent:bot'.", field="subject") from exc
+
+
+def _info(row: dict[str, Any]) -> TokenInfo:
+    return TokenInfo(row["token_id"], row["memory_id"], row["role"], row["subject"],
+                     row.get("label"), row["created_at"], row.get("revoked_at"))

@@ -1,0 +1,350 @@
+"""Recall SQL for SQLite: search documents, FTS5, vectors, sources, pinned profile renders.
+
+Tables (migration 002): ``search_docs`` (one row per indexed item or source; its rowid is the
+FTS5 rowid), ``search_fts`` (the rewritten terms of :mod:`remem.domain.textindex`, bm25
+ranked), ``vectors`` (float32 blobs), ``sources``, ``profile_renders``. Item documents are
+indexed in every status; status, time and kind filtering happens at query time against
+``items`` (see :mod:`remem.domain.recall`), so a status change never touches the index.
+
+Used through :class:`SQLiteSearchIndex` (``store.search_index``): ``read(memory_id)`` opens a
+read snapshot (:class:`SearchSnapshot`), ``writer(uow)`` wraps a write unit of work
+(:class:`SearchWriter`) so indexing commits in the same transaction as the write.
+
+Erasure (called by forget inside its transaction; implemented in
+:mod:`remem.stores.sqlite.erasure` and re-exported here):
+
+- ``erase_docs(conn, memory_id, doc_ids) -> (fts_rows, vector_rows)``: deletes FTS rows, search
+  documents and vectors of items (doc id = item id) and sources (doc id = ``src:<source id>``);
+  bumps ``vector_epoch`` so cached vector indexes reload without them.
+- ``redact_sources(conn, memory_id, source_ids, at) -> n``: removes source text and salt; the
+  chain row stays verifiable.
+- ``drop_profile_renders(conn, memory_id, item_ids) -> n``: deletes pinned renders naming them.
+- :func:`optimize_fts` ``(conn)``: merges FTS5 segments so deleted terms leave the index (FTS5
+  ``secure-delete`` needs SQLite 3.44; this is 3.40). Then checkpoint and truncate the WAL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from remem.domain.sourcelog import source_doc_id
+from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
+from remem.stores.sqlite import sources as source_sql
+from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
+from remem.stores.sqlite.vecindex import VectorCache
+
+__all__ = ["DOC_ITEM", "DOC_SOURCE", "SQLiteSearchIndex", "SearchSnapshot", "SearchWriter",
+           "drop_profile_renders", "erase_docs", "optimize_fts", "redact_sources"]
+
+DOC_ITEM, DOC_SOURCE = "item", "source"
+
+
+class RecallRow(NamedTuple):
+    """The columns of an item that recall filters and renders (a light ``ItemRecord``)."""
+
+    item_id: str
+    scope: str
+    key: str
+    kind: str
+    cardinality: str
+    status: str
+    revision: int
+    valid_at: str
+    invalid_at: str | None
+    valid_until: str | None
+    payload_id: str
+    source_id: str | None
+
+
+def optimize_fts(conn: sqlite3.Connection) -> None:
+    """Rewrites the FTS5 index as one segment, dropping every deleted row's terms."""
+    conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
+
+
+def _in(ids: Sequence[Any]) -> str:
+    return ",".join("?" * len(ids))
+
+
+class SearchWriter:
+    """Index writes inside a write transaction (``uow.conn``)."""
+
+    def __init__(self, conn: sqlite3.Connection, memory_id: str) -> None:
+        self.conn, self.memory_id = conn, memory_id
+
+    def index_text(self, doc_id: str, doc_type: str, scope: str, text: str) -> None:
+        """Adds or replaces the full-text row of a document."""
+        c, m = self.conn, self.memory_id
+        row = c.execute("SELECT rowid FROM search_docs WHERE memory_id=? AND doc_id=?",
+                        (m, doc_id)).fetchone()
+        if row is not None:
+            c.execute("DELETE FROM search_fts WHERE rowid=?", (row[0],))
+            c.execute("UPDATE search_docs SET doc_type=?, scope=? WHERE rowid=?",
+                      (doc_type, scope, row[0]))
+            rowid = row[0]
+        else:
+            rowid = c.execute("INSERT INTO search_docs(memory_id, doc_id, doc_type, scope) "
+                              "VALUES (?,?,?,?)", (m, doc_id, doc_type, scope)).lastrowid
+        c.execute("INSERT INTO search_fts(rowid, terms, scope_key) VALUES (?,?,?)",
+                  (rowid, index_terms(text), scope_term(m, scope)))
+
+    def embedding(self) -> tuple[str | None, int | None]:
+        row = self.conn.execute("SELECT embedding_model, dimensions FROM memories WHERE "
+                                "memory_id=?", (self.memory_id,)).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def record_embedding(self, model: str, dims: int) -> tuple[str, int]:
+        """Records the memory's model on first use; returns the recorded (model, dims)."""
+        cur = self.embedding()
+        if cur[0] is not None:
+            return cur[0], int(cur[1] or 0)
+        self.conn.execute("UPDATE memories SET embedding_model=?, dimensions=? WHERE "
+                          "memory_id=?", (model, dims, self.memory_id))
+        return model, dims
+
+    def put_vectors(self, model: str, rows: Sequence[tuple[str, str, str, str, np.ndarray]]
+                    ) -> int:
+        """Stores vectors ``(doc_id, doc_type, scope, content_hash, vector)``.
+
+        Replacing an existing document's vector bumps ``vector_epoch`` (cached indexes reload);
+        new documents only advance ``vector_seq``.
+        """
+        if not rows:
+            return 0
+        c, m = self.conn, self.memory_id
+        ids = [r[0] for r in rows]
+        replaced = 0
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            replaced += c.execute(f"DELETE FROM vectors WHERE memory_id=? AND doc_id IN "
+                                  f"({_in(chunk)})", (m, *chunk)).rowcount
+        if replaced:
+            c.execute("UPDATE memories SET vector_epoch = vector_epoch + 1 WHERE memory_id=?",
+                      (m,))
+        last = c.execute("UPDATE memories SET vector_seq = vector_seq + ? WHERE memory_id=? "
+                         "RETURNING vector_seq", (len(rows), m)).fetchone()[0]
+        first = last - len(rows) + 1
+        c.executemany(
+            "INSERT INTO vectors(memory_id, doc_id, doc_type, scope, model, content_hash, vec, "
+            "seq) VALUES (?,?,?,?,?,?,?,?)",
+            [(m, d, t, s, model, h, np.asarray(v, dtype="<f4").tobytes(), first + i)
+             for i, (d, t, s, h, v) in enumerate(rows)])
+        return len(rows)
+
+    def switch_model(self, model: str, dims: int) -> None:
+        """Sets the memory's model and forces every cached index to reload."""
+        self.conn.execute("UPDATE memories SET embedding_model=?, dimensions=?, "
+                          "vector_epoch = vector_epoch + 1 WHERE memory_id=?",
+                          (model, dims, self.memory_id))
+
+    def drop_vectors_except(self, model: str) -> int:
+        """Deletes vectors made by any other model (after a switch)."""
+        return self.conn.execute("DELETE FROM vectors WHERE memory_id=? AND model<>?",
+                                 (self.memory_id, model)).rowcount
+
+    # --- sources ---------------------------------------------------------------------------
+    def source(self, source_id: str) -> dict[str, Any] | None:
+        return source_sql.get(self.conn, self.memory_id, source_id)
+
+    def run_head(self, run_id: str) -> tuple[int, str]:
+        return source_sql.run_head(self.conn, self.memory_id, run_id)
+
+    def insert_source(self, row: dict[str, Any]) -> None:
+        source_sql.insert(self.conn, {**row, "memory_id": self.memory_id})
+
+    # --- profile renders -------------------------------------------------------------------
+    def put_profile_render(self, activation_id: str, scopes: str, params: str, text: str,
+                           item_ids: Sequence[str], at: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO profile_renders(memory_id, activation_id, "
+                          "scopes, params, text, item_ids, rendered_at) VALUES (?,?,?,?,?,?,?)",
+                          (self.memory_id, activation_id, scopes, params, text,
+                           json.dumps(list(item_ids)), at))
+
+
+class SearchSnapshot:
+    """Reads inside one read transaction: every query sees the same database state."""
+
+    def __init__(self, conn: sqlite3.Connection, memory_id: str, cache: VectorCache) -> None:
+        self.conn, self.memory_id, self._cache = conn, memory_id, cache
+
+    def head_seq(self) -> int:
+        row = self.conn.execute("SELECT max(seq) FROM ledger WHERE memory_id=?",
+                                (self.memory_id,)).fetchone()
+        return row[0] or 0
+
+    def embedding(self) -> tuple[str | None, int | None]:
+        return SearchWriter(self.conn, self.memory_id).embedding()
+
+    def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int) -> list[str]:
+        """Document ids containing any of the terms in the scopes, best bm25 first.
+
+        The scope restriction is part of the MATCH expression (``scope_key`` column), so FTS5
+        ranks only the caller's documents; the join re-checks memory and scope.
+        """
+        match = match_expression(list(terms), [scope_term(self.memory_id, s) for s in scopes])
+        if match is None:
+            return []
+        rows = self.conn.execute(
+            f"SELECT d.doc_id FROM search_fts JOIN search_docs d ON d.rowid = search_fts.rowid "
+            f"WHERE search_fts MATCH ? AND d.memory_id=? AND d.scope IN ({_in(scopes)}) "
+            f"ORDER BY bm25(search_fts, 1.0, 0.0), d.doc_id LIMIT ?",
+            (match, self.memory_id, *scopes, limit))
+        return [r[0] for r in rows]
+
+    def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
+                min_score: float) -> list[tuple[str, float]]:
+        """(doc id, cosine) of the nearest documents in the scopes (exact search)."""
+        idx = self._cache.index_for(self.conn, self.memory_id)
+        if idx is None:
+            return []
+        return idx.search(query, scopes, limit, min_score)
+
+    def key_items(self, keys: Sequence[str], scopes: Sequence[str], limit: int) -> list[str]:
+        """Item ids whose key is one of ``keys`` in the scopes, newest world time first."""
+        if not keys:
+            return []
+        rows = self.conn.execute(
+            f"SELECT item_id FROM items WHERE memory_id=? AND key IN ({_in(keys)}) AND "
+            f"scope IN ({_in(scopes)}) ORDER BY valid_at DESC, item_id LIMIT ?",
+            (self.memory_id, *keys, *scopes, limit))
+        return [r[0] for r in rows]
+
+    def items(self, item_ids: Sequence[str]) -> dict[str, RecallRow]:
+        """The recall-relevant columns of items by id (forgotten items have no row)."""
+        out: dict[str, RecallRow] = {}
+        for i in range(0, len(item_ids), 500):
+            chunk = list(item_ids[i:i + 500])
+            for r in self.conn.execute(f"SELECT {', '.join(RecallRow._fields)} FROM items "
+                                       f"WHERE memory_id=? AND item_id IN ({_in(chunk)})",
+                                       (self.memory_id, *chunk)):
+                rec = RecallRow._make(r)
+                out[rec.item_id] = rec
+        return out
+
+    def payloads(self, payload_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(payload_ids), 500):
+            chunk = list(payload_ids[i:i + 500])
+            for r in self.conn.execute(f"SELECT payload_id, value, quote FROM payloads WHERE "
+                                       f"memory_id=? AND payload_id IN ({_in(chunk)})",
+                                       (self.memory_id, *chunk)):
+                out[r[0]] = {"value": json.loads(r[1]), "quote": r[2]}
+        return out
+
+    def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Source ids per item from its provenance, oldest first."""
+        out: dict[str, list[str]] = {}
+        if not item_ids:
+            return out
+        for item_id, source_id in self.conn.execute(
+                f"SELECT item_id, source_id FROM provenance WHERE memory_id=? AND item_id IN "
+                f"({_in(item_ids)}) AND source_id IS NOT NULL ORDER BY seq",
+                (self.memory_id, *item_ids)):
+            refs = out.setdefault(item_id, [])
+            if source_id not in refs:
+                refs.append(source_id)
+        return out
+
+    def source(self, source_id: str) -> dict[str, Any] | None:
+        """One source row (redacted ones included), or None."""
+        return source_sql.get(self.conn, self.memory_id, source_id)
+
+    def source_event_seq(self, source_id: str) -> int | None:
+        """Ledger sequence of a source's ``source.recorded`` event."""
+        row = self.conn.execute("SELECT seq FROM ledger WHERE memory_id=? AND "
+                                "type='source.recorded' AND json_extract(data, '$.source_id')=? "
+                                "ORDER BY seq LIMIT 1", (self.memory_id, source_id)).fetchone()
+        return row[0] if row else None
+
+    def sources(self, source_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return source_sql.visible(self.conn, self.memory_id, source_ids)
+
+    def pinned_items(self, scopes: Sequence[str], kinds: Sequence[str]) -> list[RecallRow]:
+        """Current items of the kinds in the scopes, in a deterministic order."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join(RecallRow._fields)} FROM items WHERE memory_id=? AND "
+            f"status='current' AND scope IN ({_in(scopes)}) AND kind IN ({_in(kinds)}) "
+            f"ORDER BY scope, key, valid_at, item_id", (self.memory_id, *scopes, *kinds))
+        return [RecallRow._make(r) for r in rows]
+
+    def profile_render(self, activation_id: str, scopes: str, params: str) -> str | None:
+        row = self.conn.execute("SELECT text FROM profile_renders WHERE memory_id=? AND "
+                                "activation_id=? AND scopes=? AND params=?",
+                                (self.memory_id, activation_id, scopes, params)).fetchone()
+        return row[0] if row else None
+
+    def embedding_docs(self) -> list[tuple[str, str, str, str]]:
+        """Every document that carries a vector: ``(doc_id, doc_type, scope, text)``."""
+        out = []
+        for r in self.conn.execute(
+                "SELECT i.item_id, i.scope, i.key, p.value, p.quote FROM items i JOIN payloads p "
+                "ON p.memory_id = i.memory_id AND p.payload_id = i.payload_id "
+                "WHERE i.memory_id=? ORDER BY i.item_id", (self.memory_id,)):
+            out.append((r[0], DOC_ITEM, r[1], item_text(r[2], json.loads(r[3]), r[4])))
+        for r in self.conn.execute("SELECT source_id, scope, text FROM sources WHERE "
+                                   "memory_id=? AND text IS NOT NULL ORDER BY source_id",
+                                   (self.memory_id,)):
+            out.append((source_doc_id(r[0]), DOC_SOURCE, r[1], r[2]))
+        return out
+
+    def vector_hashes(self) -> dict[str, tuple[str, str]]:
+        """doc id -> (model, content hash) of the stored vectors."""
+        return {r[0]: (r[1], r[2]) for r in self.conn.execute(
+            "SELECT doc_id, model, content_hash FROM vectors WHERE memory_id=?",
+            (self.memory_id,))}
+
+
+class SQLiteSearchIndex:
+    """Entry point for recall storage on one ``SQLiteStore``.
+
+    Args:
+        store: the owning store (its connection and lock are shared).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.cache = VectorCache()
+
+    @contextmanager
+    def read(self, memory_id: str) -> Iterator[SearchSnapshot]:
+        """A read snapshot (one deferred transaction) of a memory."""
+        with self.store._lock:
+            conn = self.store.conn
+            if conn.in_transaction:
+                yield SearchSnapshot(conn, memory_id, self.cache)
+                return
+            conn.execute("BEGIN")
+            try:
+                yield SearchSnapshot(conn, memory_id, self.cache)
+            finally:
+                conn.execute("COMMIT")
+
+    def in_transaction(self, uow: Any) -> SearchSnapshot:
+        """Reads inside a unit of work's write transaction."""
+        return SearchSnapshot(uow.conn, uow.memory_id, self.cache)
+
+    def writer(self, uow: Any) -> SearchWriter:
+        """Index writes in a unit of work's transaction."""
+        return SearchWriter(uow.conn, uow.memory_id)
+
+    def rebuild_text(self, memory_id: str) -> int:
+        """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
+        stay); returns documents indexed."""
+        with self.store._tx() as conn:
+            conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT rowid FROM search_docs "
+                         "WHERE memory_id=?)", (memory_id,))
+            conn.execute("DELETE FROM search_docs WHERE memory_id=?", (memory_id,))
+            w = SearchWriter(conn, memory_id)
+            docs = SearchSnapshot(conn, memory_id, self.cache).embedding_docs()
+            for doc_id, doc_type, scope, text in docs:
+                w.index_text(doc_id, doc_type, scope, text)
+        return len(docs)
+
+    def verify_sources(self, memory_id: str) -> dict[str, Any]:
+        with self.read(memory_id) as snap:
+            return source_sql.verify(snap.conn, memory_id)
