@@ -41,15 +41,21 @@ from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.store import RememStore
 
 
-def open(url: str | Path, *, clock=None, **options) -> RememStore:  # noqa: A001
+def open(url: str | Path, *, clock=None, derive: str = "inline", **options) -> RememStore:  # noqa: A001
     """Opens a database: a SQLite file path (created if missing) or a ``postgresql://`` URL.
+
+    Args:
+        url: file path, ``sqlite:///path`` or ``postgresql://...``.
+        clock: injected clock (tests); the system clock by default.
+        derive: ``inline`` runs derive jobs in-process right after observe (embedded default);
+            ``worker`` leaves them to ``remem worker`` processes.
 
     Raises:
         InvalidInput: unsupported URL. StoreUnavailable: cannot open it.
     """
     from remem.stores import open_store
 
-    return RememStore(open_store(url, **options), clock=clock)
+    return RememStore(open_store(url, **options), clock=clock, derive=derive)
 
 
 __all__ = [

@@ -79,7 +79,7 @@ class UnitOfWork(Protocol):
         """The read model of one (scope, key): items, revision, cardinality, tombstones."""
         ...
 
-    def save(self, projection: Projection) -> None:
+    def save(self, p: Projection) -> None:
         """Writes the read-model rows the fold touched."""
         ...
 
@@ -103,14 +103,94 @@ class UnitOfWork(Protocol):
         ...
 
 
-class Store(Protocol):
+class SearchIndex(Protocol):
+    """Recall storage of a store (``store.search_index``): sources, full text, vectors and
+    pinned profile renders. ``read`` yields a snapshot (one consistent view) with ``head_seq,
+    embedding, fts, vectors, key_items, items, payloads, source_refs, source,
+    source_event_seq, sources, pinned_items, profile_render, embedding_docs,
+    vector_hashes``; ``writer`` wraps a unit of work with ``index_text, embedding,
+    record_embedding, put_vectors, switch_model, drop_vectors_except, source, run_head,
+    insert_source, put_profile_render`` (see ``stores/sqlite/search.py``, mirrored by
+    ``stores/postgres/search.py``; only the search methods differ per backend)."""
+
+    def read(self, memory_id: str) -> AbstractContextManager[Any]: ...
+
+    def in_transaction(self, uow: UnitOfWork) -> Any: ...
+
+    def writer(self, uow: UnitOfWork) -> Any: ...
+
+    def rebuild_text(self, memory_id: str) -> int: ...
+
+    def verify_sources(self, memory_id: str) -> dict[str, Any]: ...
+
+
+class JobStore(Protocol):
+    """Intake's durable side: jobs (claimed under a lease; PostgreSQL uses FOR UPDATE SKIP
+    LOCKED), runs, receipts. Methods taking ``conn`` run in the caller's unit of work
+    (``uow.conn``)."""
+
+    def enqueue_job(self, memory_id: str, kind: str, payload: dict[str, Any], *, run_at: str,
+                    now: str, conn: Any = None) -> str: ...
+
+    def claim_job(self, worker: str, now: str, lease_until: str, *,
+                  memory_id: str | None = None,
+                  kinds: list[str] | None = None) -> dict[str, Any] | None: ...
+
+    def finish_job(self, job_id: str, *, state: str, now: str, error: str | None = None,
+                   run_at: str | None = None) -> None: ...
+
+    def job_scheduled(self, memory_id: str, kind: str) -> dict[str, Any] | None: ...
+
+    def reschedule_job(self, job_id: str, run_at: str, now: str) -> None: ...
+
+    def start_run(self, memory_id: str, job_id: str, kind: str, worker: str, now: str
+                  ) -> str: ...
+
+    def finish_run(self, run_id: str, *, status: str, now: str, reason: str | None = None,
+                   stats: dict[str, Any] | None = None) -> None: ...
+
+    def receipt_by_key(self, memory_id: str, idem_key: str,
+                       conn: Any = None) -> dict[str, Any] | None: ...
+
+    def receipt(self, memory_id: str, receipt_id: str) -> dict[str, Any]: ...
+
+    def insert_receipt(self, conn: Any, rec: dict[str, Any]) -> None: ...
+
+    def advance_receipt(self, memory_id: str, receipt_id: str, *, phase: str, now: str,
+                        resolved_seq: int | None = None, available_seq: int | None = None,
+                        reason: str | None = None, disposition: str | None = None,
+                        conn: Any = None) -> None: ...
+
+    def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None: ...
+
+    def set_source_disposition(self, memory_id: str, source_id: str,
+                               disposition: str) -> None: ...
+
+    def live_keys(self, memory_id: str) -> list[tuple[str, str]]: ...
+
+
+class TokenStore(Protocol):
+    """API bearer tokens (only a sha256 of each token is stored)."""
+
+    def create_token(self, row: dict[str, Any]) -> None: ...
+
+    def token(self, token_id: str) -> dict[str, Any] | None: ...
+
+    def list_tokens(self, memory_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def revoke_token(self, token_id: str, at: str) -> bool: ...
+
+
+class Store(JobStore, TokenStore, Protocol):
     """Ledger, payloads and read model of many memories in one database (``SQLiteStore``,
-    ``PostgresStore``). Times are ISO-8601 UTC strings (``domain.timefmt.to_iso``).
+    ``PostgresStore``; both pass ``tests/contract``). Times are ISO-8601 UTC strings
+    (``domain.timefmt.to_iso``).
 
     Constructors never connect; the first call opens and migrates.
     """
 
     backend: str
+    search_index: SearchIndex
 
     # memory admin
     def create_memory(self, memory_id: str, config: dict[str, Any], at: str) -> None:
@@ -184,6 +264,10 @@ class Store(Protocol):
 
     def rebuild(self, memory_id: str) -> int:
         """Drops and refolds the memory's read model; returns events folded."""
+        ...
+
+    def verify_extras(self, memory_id: str) -> dict[str, Any]:
+        """Source chains: ``{"sources_ok", "sources", "sources_broken"}``."""
         ...
 
     def close(self) -> None: ...

@@ -20,7 +20,7 @@ def test_observe_records_a_source_and_returns_its_receipt(api):
     r = api.post("/memory/m1/observe", "alice", json={
         "scope": "user:alice", "text": "I moved to Berlin last week", "source_id": "turn-1"})
     assert r.status_code == 202
-    assert (r.json()["source_id"], r.json()["phase"]) == ("turn-1", "recorded")
+    assert (r.json()["source_id"], r.json()["phase"]) == ("turn-1", "available")  # derived inline
     again = api.post("/memory/m1/observe", "alice", json={
         "scope": "user:alice", "text": "I moved to Berlin last week", "source_id": "turn-1"})
     assert again.json()["replayed"] is True

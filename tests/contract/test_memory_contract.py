@@ -330,3 +330,32 @@ def test_opening_does_not_touch_the_database_until_first_use(store_url):
         assert s.list_memories() == []
     finally:
         s.close()
+
+
+def test_rebuild_repairs_a_damaged_read_model(remem_store, raw_sql):
+    mem = remem_store.create_memory("m1")
+    rich_history(mem)
+    before = snapshot(mem)
+    assert raw_sql("DELETE FROM items WHERE memory_id='m1' AND status='current'") > 0
+    raw_sql("UPDATE key_revisions SET revision=99 WHERE memory_id='m1'")
+    assert snapshot(mem) != before
+    remem_store.rebuild()
+    assert snapshot(mem) == before
+
+
+def test_verify_names_the_first_event_whose_bytes_changed(remem_store, raw_sql, store_url):
+    mem = remem_store.create_memory("m1")
+    other = remem_store.create_memory("m2")
+    rich_history(mem)
+    other.remember("user:alice", "home_city", "Paris")
+    rome = mem.inspect("user:alice", "home_city").current[0]
+    target = mem.history(rome.item_id)["events"][0]["seq"]
+    assert raw_sql("UPDATE ledger SET data = replace(data, '\"itm_', '\"itm_0') "
+                   f"WHERE memory_id='m1' AND seq={target}") == 1
+    fresh = remem.open(store_url)  # another process would see the same
+    try:
+        rep = fresh.verify()
+    finally:
+        fresh.close()
+    assert rep["ok"] is False and rep["memories"]["m2"]["ok"] is True
+    assert rep["memories"]["m1"]["broken"]["seq"] == target

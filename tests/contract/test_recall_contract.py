@@ -63,9 +63,12 @@ def test_other_scopes_never_leak_into_recall(mem):
 
 def test_observed_sources_come_back_labelled_and_chain_per_run(remem_store):
     mem = remem_store.create_memory("m1")
-    a = mem.observe(ALICE, "I moved to Lisbon last spring", source_id="turn-1", run_id="r1")
-    b = mem.observe(ALICE, "My sister lives in Porto", source_id="turn-2", run_id="r1")
-    again = mem.observe(ALICE, "I moved to Lisbon last spring", source_id="turn-1", run_id="r1")
+    a = mem.observe(ALICE, "I moved to Lisbon last spring", source_id="turn-1", run_id="r1",
+                    derive=False)  # evidence only: no claims are extracted from it
+    b = mem.observe(ALICE, "My sister lives in Porto", source_id="turn-2", run_id="r1",
+                    derive=False)
+    again = mem.observe(ALICE, "I moved to Lisbon last spring", source_id="turn-1", run_id="r1",
+                        derive=False)
     assert (a.sequence, b.sequence) == (1, 2) and again.replayed
     assert again.entry_hash == a.entry_hash
     r = mem.recall(ALICE, "Lisbon", budget_tokens=2000)
@@ -78,7 +81,7 @@ def test_observed_sources_come_back_labelled_and_chain_per_run(remem_store):
 def test_a_tampered_source_row_breaks_verify(remem_store, raw_sql):
     mem = remem_store.create_memory("m1")
     for n, text in enumerate(["I moved to Lisbon", "My sister lives in Porto", "I like tea"]):
-        mem.observe(ALICE, text, source_id=f"turn-{n}", run_id="r1")
+        mem.observe(ALICE, text, source_id=f"turn-{n}", run_id="r1", derive=False)
     assert remem_store.verify()["ok"]
     assert raw_sql("UPDATE sources SET role='assistant' WHERE source_id='turn-1'") == 1
     rep = remem_store.verify()
@@ -87,14 +90,15 @@ def test_a_tampered_source_row_breaks_verify(remem_store, raw_sql):
 
 def test_forget_redacts_sources_that_contain_the_value(remem_store):
     mem = remem_store.create_memory("m1")
-    mem.observe(ALICE, "my hideout is Zanzibar-Quokka, do not tell", source_id="t1")
-    mem.observe(ALICE, "I like green tea", source_id="t2")
+    secret = "my hideout is Zanzibar-Quokka, do not tell"
+    mem.observe(ALICE, secret, source_id="t1", derive=False)
+    mem.observe(ALICE, "I like green tea", source_id="t2", derive=False)
     r = mem.remember(ALICE, "hideout", "Zanzibar-Quokka", source={"id": "t1", "role": "user"})
     rep = mem.forget(r.item_id)
     assert rep.state == "completed" and rep.surfaces["sources"]["state"] == "erased"
     assert mem.recall(ALICE, "Zanzibar Quokka hideout", budget_tokens=2000).sources == []
     assert [s.id for s in mem.recall(ALICE, "green tea", budget_tokens=2000).sources] == ["t2"]
-    assert mem.observe(ALICE, "anything", source_id="t1").redacted  # never stored again
+    assert mem.observe(ALICE, secret, source_id="t1", derive=False).redacted  # not stored again
     assert remem_store.verify()["ok"]  # the chain still verifies without the text
 
 
@@ -113,7 +117,7 @@ def test_the_profile_is_byte_identical_per_activation(clocked_store, clock):
 def test_rebuild_restores_the_full_text_index(remem_store, raw_sql, backend):
     mem = remem_store.create_memory("m1")
     mem.remember(ALICE, "favorite_food", "お寿司が大好きです")
-    mem.observe(ALICE, "we talked about Kyoto temples", source_id="s1")
+    mem.observe(ALICE, "we talked about Kyoto temples", source_id="s1", derive=False)
     if backend == "sqlite":  # the FTS5 rows live beside search_docs there
         raw_sql("DELETE FROM search_fts")
     assert raw_sql("DELETE FROM search_docs") == 2
@@ -126,7 +130,7 @@ def test_reembed_switches_model_and_dimension_atomically(remem_store):
     mem = remem_store.create_memory("m1")
     mem.remember(ALICE, "pets", "a cat called Mochi")
     mem.remember(ALICE, "home_city", "Paris")
-    mem.observe(ALICE, "I bought a red bicycle yesterday", source_id="t1")
+    mem.observe(ALICE, "I bought a red bicycle yesterday", source_id="t1", derive=False)
     remem_store.update_config("m1", {"embedding": {"provider": "hash", "dimensions": 48}})
     other = remem_store.memory("m1")
     with pytest.raises(remem.RememError) as info:  # the memory still holds 384-d vectors
@@ -140,3 +144,25 @@ def test_reembed_switches_model_and_dimension_atomically(remem_store):
     other.remember(ALICE, "diet", "vegan")  # new writes use the new model
     assert values(other.recall(ALICE, "vegan", budget_tokens=2000)) == ["vegan"]
     assert other.reembed()["embedded"] == 0
+
+
+def test_receipts_move_to_available_and_release_a_recall_barrier(store_url):
+    store = remem.open(store_url, derive="worker")
+    try:
+        mem = store.create_memory("m1")
+        r = mem.observe(ALICE, "I live in Lisbon", source_id="turn-1")
+        assert r.phase == "recorded" and r.accepted_seq >= 1
+        again = mem.observe(ALICE, "I live in Lisbon", source_id="turn-1")
+        assert again.replayed and again.receipt_id == r.receipt_id
+        waiting = mem.recall(ALICE, "where do I live", budget_tokens=1500,
+                             after=[r.receipt_id])
+        assert waiting.status == "pending" and waiting.unresolved == [r.receipt_id]
+        assert [o["status"] for o in mem.run_jobs()] == ["succeeded"]
+        done = mem.receipt(r.receipt_id)
+        assert done.phase == "available"
+        assert done.accepted_seq <= done.resolved_seq <= done.available_seq
+        ready = mem.recall(ALICE, "where do I live", budget_tokens=1500, after=[r.receipt_id])
+        assert ready.status == "succeeded" and ready.action_eligible
+        assert mem.runs()[0]["status"] == "succeeded"
+    finally:
+        store.close()

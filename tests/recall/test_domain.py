@@ -42,11 +42,11 @@ def test_the_indexed_text_of_japanese_contains_every_query_bigram() -> None:
     assert {"寿司", "大好"} <= doc and set(ti.query_terms("寿司が好き")) & doc
 
 
-def test_rrf_sums_reciprocal_ranks_with_k_60() -> None:
+def test_rrf_sums_reciprocal_ranks_with_k_20() -> None:
     fused = fuse({"fts": ["a", "b"], "vector": ["b", "c"], "key": []})
-    assert RRF_K == 60
+    assert RRF_K == 20
     assert [f.doc_id for f in fused] == ["b", "a", "c"]
-    assert abs(fused[0].score - (1 / 62 + 1 / 61)) < 1e-12
+    assert abs(fused[0].score - (1 / 22 + 1 / 21)) < 1e-12
     assert fused[0].ranks == {"fts": 2, "vector": 1}
 
 

@@ -196,3 +196,28 @@ def test_rebuild_restores_full_text_rows(mem, rstore) -> None:
     assert conn.execute("SELECT count(*) FROM search_fts").fetchone()[0] == 2
     r = mem.recall(ALICE, "寿司", budget_tokens=2000)
     assert _values(r) == ["お寿司"] and [s.id for s in r.sources] == ["s1"]
+
+
+def test_an_expired_value_is_not_recalled_as_current(mem, rclock) -> None:
+    from datetime import timedelta
+
+    mem.remember(ALICE, "mood", "tired", valid_until=rclock.now() + timedelta(hours=1))
+    assert _values(mem.recall(ALICE, "mood", budget_tokens=500)) == ["tired"]
+    rclock.advance(hours=2)
+    assert mem.recall(ALICE, "mood", budget_tokens=500).items == []
+    assert _values(mem.recall(ALICE, "mood", budget_tokens=500,
+                              valid_at=rclock.now() - timedelta(hours=1, minutes=30))) == ["tired"]
+
+
+def test_forget_removes_text_and_vectors_from_recall(mem, rstore) -> None:
+    mem.observe(ALICE, "I collect antique teapots, don't tell anyone", source_id="t9")
+    w = mem.remember(ALICE, "secret_hobby", "collecting antique teapots",
+                     source={"id": "t9", "role": "user"})
+    assert mem.recall(ALICE, "antique teapots", budget_tokens=2000).items
+    mem.forget(w.item_id)
+    r = mem.recall(ALICE, "antique teapots", budget_tokens=2000)
+    assert r.items == [] and r.sources == [] and "teapot" not in r.to_json()
+    conn = rstore.adapter.conn
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'teapots'"
+                        ).fetchone()[0] == 0

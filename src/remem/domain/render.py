@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from remem.errors import InvalidInput, ResultLimitExceeded
 
 COMPLETE, INCOMPLETE = "complete", "incomplete"
-MAX_MISSES = 8
+MAX_MISSES = 4
 """Packing stops after this many consecutive entries did not fit (the budget is spent)."""
 RECALL_CHANNELS = ("constraints", "facts", "sources")
 
@@ -205,12 +205,43 @@ def recall_header(basis_seq: int, truncated: bool, coverage: Mapping[str, str]) 
             f"coverage: {cov}. [source] lines are raw evidence, not accepted facts.")
 
 
-def recall_builder(*, basis_seq: int, budget_tokens: int, tokenizer: str) -> Builder:
-    """The recall document: metadata, items (constraints first), sources and the text."""
+def recall_status(barrier: Mapping[str, Any] | None, truncated: bool,
+                  coverage: dict[str, str]) -> tuple[str, bool, dict[str, str]]:
+    """KIP status of a recall: (status, action_eligible, coverage).
+
+    ``succeeded`` needs every ``after`` barrier met and complete coverage; an unmet barrier
+    gives ``pending`` (facts coverage incomplete: formation has not caught up), a failed
+    receipt ``partial``, incomplete coverage ``partial``. Only ``succeeded`` is action-eligible.
+    """
+    state = (barrier or {}).get("state", "satisfied")
+    if state != "satisfied":
+        coverage = {**coverage, "facts": "incomplete"}
+    if state == "pending":
+        status = "pending"
+    elif state == "failed" or any(v != "complete" for v in coverage.values()):
+        status = "partial"
+    else:
+        status = "succeeded"
+    return status, status == "succeeded", coverage
+
+
+def recall_builder(*, basis_seq: int, budget_tokens: int, tokenizer: str,
+                   barrier: Mapping[str, Any] | None = None) -> Builder:
+    """The recall document: status, metadata, items (constraints first), sources, the text.
+
+    ``barrier`` is ``{"state": satisfied|pending|failed, "unresolved": [...], "failed":
+    [{receipt_id, reason}]}`` when the caller named ``after`` receipts (KIP read barrier).
+    """
 
     def build(kept: Sequence[Entry], truncated: bool, coverage: dict[str, str]) -> dict:
+        status, eligible, coverage = recall_status(barrier, truncated, coverage)
         lines = [recall_header(basis_seq, truncated, coverage), *(e.line for e in kept)]
+        extra: dict[str, Any] = {}
+        if barrier is not None:
+            extra = {"unresolved": list(barrier.get("unresolved", [])),
+                     "failed": list(barrier.get("failed", []))}
         return {
+            "status": status, "action_eligible": eligible, **extra,
             "basis_seq": basis_seq, "truncated": truncated, "coverage": coverage,
             "budget_tokens": budget_tokens, "tokenizer": tokenizer,
             "items": [dict(e.data) for e in kept if e.channel != "sources"],

@@ -22,7 +22,9 @@ from remem.errors import InvalidInput
 
 BODY_FIELDS = ("memory", "run_id", "sequence", "source_id", "scope", "kind", "role", "actor",
                "occurred_at", "recorded_at", "digest")
-SOURCE_DOC_PREFIX = "src:"
+ITEM_ID_PREFIX = "itm_"
+"""Every item id starts with it (``decision``); source ids may not, so the two never collide in
+the search documents, where a source's document id is its source id."""
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 _RUN = re.compile(r"^[^\s]{1,128}$")
 
@@ -42,8 +44,14 @@ def text_digest(salt: bytes, text: str) -> str:
 
 
 def source_doc_id(source_id: str) -> str:
-    """Search-document id of a source (items use their item id)."""
-    return SOURCE_DOC_PREFIX + source_id
+    """Search-document id of a source: the source id itself (items use their item id), so
+    erasure deletes a source's full-text row and vector by its source id."""
+    return source_id
+
+
+def is_item_doc(doc_id: str) -> bool:
+    """Whether a search document is an item (else it is a source)."""
+    return doc_id.startswith(ITEM_ID_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -81,12 +89,16 @@ def verify_run(rows: Iterable[Mapping[str, Any]]) -> SourceBreak | None:
     return None
 
 
-def check_source_fields(*, kind: str, run_id: str) -> None:
-    """Validates a source kind (``user-message``) and run id.
+def check_source_fields(*, kind: str, run_id: str, source_id: str | None = None) -> None:
+    """Validates a source kind (``user-message``), run id and source id.
 
     Raises:
-        InvalidInput: kind not lower-case ``[a-z0-9_-]`` (<= 64) or run id empty/with spaces.
+        InvalidInput: kind not lower-case ``[a-z0-9_-]`` (<= 64), run id empty/with spaces, or
+            a source id starting with the reserved item prefix ``itm_``.
     """
+    if isinstance(source_id, str) and source_id.startswith(ITEM_ID_PREFIX):
+        raise InvalidInput(f"source id {source_id!r} starts with {ITEM_ID_PREFIX!r}, which is "
+                           "reserved for item ids; choose another id.", field="source_id")
     if not isinstance(kind, str) or not _KIND.match(kind):
         raise InvalidInput(f"source kind {kind!r} must be lower-case letters, digits, '-' or "
                            "'_' (at most 64), e.g. 'user-message'.", field="kind")

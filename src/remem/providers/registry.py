@@ -134,3 +134,69 @@ def _check_options(provider: str, factory: EmbedderFactory, options: dict[str, A
             unknown=unknown,
             accepted=accepted,
         ) from exc
+
+
+# --- extractors and judges -------------------------------------------------------------------
+def _rule_extractor(**options: Any) -> Any:
+    from remem.providers.rules import RuleExtractor
+
+    if options:
+        raise ConfigInvalid(f"the rules extractor takes no options (got {sorted(options)}).",
+                            path="extraction")
+    return RuleExtractor()
+
+
+def _openai_extractor(**options: Any) -> Any:
+    from remem.providers.llm import OpenAICompatExtractor
+
+    return OpenAICompatExtractor(**_with_api_key(options))
+
+
+def _rule_judge(**options: Any) -> Any:
+    from remem.providers.judge import RuleJudge
+
+    return RuleJudge()
+
+
+def _openai_judge(**options: Any) -> Any:
+    from remem.providers.llm import OpenAICompatJudge
+
+    return OpenAICompatJudge(**_with_api_key(options))
+
+
+def _with_api_key(options: dict[str, Any]) -> dict[str, Any]:
+    """``api_key_env`` names an environment variable holding the key (never the key itself
+    in the memory config)."""
+    import os
+
+    opts = dict(options)
+    env = opts.pop("api_key_env", None)
+    if env:
+        opts["api_key"] = os.environ.get(env)
+    return opts
+
+
+EXTRACTORS: dict[str, Callable[..., Any]] = {"rules": _rule_extractor,
+                                             "openai": _openai_extractor}
+JUDGES: dict[str, Callable[..., Any]] = {"rules": _rule_judge, "openai": _openai_judge}
+
+
+def _build(table: dict[str, Callable[..., Any]], spec: Mapping[str, Any] | None,
+           what: str) -> Any:
+    spec = dict(spec or {"provider": "rules"})
+    name = spec.pop("provider", "rules")
+    factory = table.get(name)
+    if factory is None:
+        raise UnsupportedCapability(f"unknown {what} provider {name!r}; known: {sorted(table)}.",
+                                    provider=name)
+    return factory(**spec)
+
+
+def build_extractor(spec: Mapping[str, Any] | None = None) -> Any:
+    """Extractor from a memory's ``extraction`` config (default: the offline rule extractor)."""
+    return _build(EXTRACTORS, spec, "extraction")
+
+
+def build_judge(spec: Mapping[str, Any] | None = None) -> Any:
+    """Judge from a memory's ``judge`` config (default: the rule judge -> key policy)."""
+    return _build(JUDGES, spec, "judge")

@@ -46,6 +46,30 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "properties": {"keep_days": {"type": "integer", "minimum": 1}},
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
+        "extraction": {
+            "type": "object",
+            "properties": {
+                "provider": {"enum": ["rules", "openai"]},
+                "base_url": {"type": "string"},
+                "model": {"type": "string"},
+                "api_key_env": {"type": "string"},
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "required": ["provider"],
+            "additionalProperties": False,
+        },
+        "judge": {
+            "type": "object",
+            "properties": {
+                "provider": {"enum": ["rules", "openai"]},
+                "base_url": {"type": "string"},
+                "model": {"type": "string"},
+                "api_key_env": {"type": "string"},
+                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "required": ["provider"],
+            "additionalProperties": False,
+        },
     },
 }
 

@@ -174,13 +174,9 @@ class EmbeddingService:
             "embedded", "skipped", "switched"}``.
         """
         e = self.embedder
-        model, dims = e.model_id, e.dimensions
         with self.index.read(self.memory.id) as snap:
-            before = snap.embedding()
-            docs = snap.embedding_docs()
-            have = snap.vector_hashes()
-        todo = _stale(docs, have, model)
-        texts = list(dict.fromkeys(t for t in todo.values()))
+            todo = _stale(snap.embedding_docs(), snap.vector_hashes(), e.model_id)
+        texts = list(dict.fromkeys(todo.values()))
         computed: dict[str, np.ndarray] = {}
         if progress:
             progress(0, len(texts))
@@ -190,12 +186,20 @@ class EmbeddingService:
                 computed[_content_hash(t)] = v
             if progress:
                 progress(min(start + batch_size, len(texts)), len(texts))
+        return self._switch(computed, actor)
+
+    def _switch(self, computed: dict[str, np.ndarray], actor: str) -> dict[str, Any]:
+        """One transaction: store the new vectors (embedding any document written meanwhile),
+        drop other models' vectors, set the model, bump the epoch, record the switch."""
+        e = self.embedder
+        model, dims = e.model_id, e.dimensions
         with self.memory.store.unit_of_work(self.memory.id) as uow:
             snap = self.index.in_transaction(uow)
+            before = snap.embedding()
             docs = snap.embedding_docs()
             stale = _stale(docs, snap.vector_hashes(), model)
             late = [t for t in stale.values() if _content_hash(t) not in computed]
-            if late:  # documents written while we embedded
+            if late:
                 for t, v in zip(late, e.embed_batch(late), strict=True):
                     computed[_content_hash(t)] = v
             rows = [(d, typ, scope, _content_hash(t), computed[_content_hash(t)])

@@ -43,14 +43,23 @@ class Receipt:
     disposition: str | None = None
     reason: str | None = None
     replayed: bool = False
+    run_id: str | None = None
+    sequence: int | None = None
+    entry_hash: str | None = None
+    redacted: bool = False
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], replayed: bool = False) -> Receipt:
+    def from_row(cls, row: dict[str, Any], replayed: bool = False,
+                 source: dict[str, Any] | None = None) -> Receipt:
+        """A receipt row plus its source's chain position (``source``: the source row)."""
+        src = source or {}
         return cls(receipt_id=row["receipt_id"], intent=row["intent"], memory=row["memory_id"],
                    scope=row["scope"], source_id=row["source_id"], phase=row["phase"],
                    accepted_seq=row["accepted_seq"], resolved_seq=row["resolved_seq"],
                    available_seq=row["available_seq"], disposition=row["disposition"],
-                   reason=row["reason"], replayed=replayed)
+                   reason=row["reason"], replayed=replayed, run_id=src.get("run_id"),
+                   sequence=src.get("sequence"), entry_hash=src.get("entry_hash"),
+                   redacted=bool(source) and src.get("text") is None)
 
     def to_dict(self) -> dict[str, Any]:
         import dataclasses
@@ -127,7 +136,12 @@ class Intake:
                           "skipped" if src.redacted else "evidence_only")
         elif self.memory.derive_mode == "inline":
             self.memory.run_jobs()
-        return self.get(row["receipt_id"])
+        out = self.get(row["receipt_id"])
+        if src.replayed:  # the source was already recorded under another key
+            from dataclasses import replace
+
+            out = replace(out, replayed=True)
+        return out
 
     def _replay(self, found: dict[str, Any], meaning: str, key: str) -> Receipt:
         if found["digest"] != meaning:
@@ -135,11 +149,15 @@ class Intake:
                 f"Idempotency key {key!r} was already used for a different observation (other "
                 "text, scope, role or time). Retry the original unchanged, or use a new key.",
                 idempotency_key=key)
-        return Receipt.from_row(found, replayed=True)
+        return self._with_source(found, replayed=True)
+
+    def _with_source(self, row: dict[str, Any], replayed: bool = False) -> Receipt:
+        src = self.store.source(self.memory.id, row["source_id"]) if row["source_id"] else None
+        return Receipt.from_row(row, replayed=replayed, source=src)
 
     def get(self, receipt_id: str) -> Receipt:
         """The receipt; NotFoundOrNotVisible when it is not in this memory."""
-        return Receipt.from_row(self.store.receipt(self.memory.id, receipt_id))
+        return self._with_source(self.store.receipt(self.memory.id, receipt_id))
 
     def complete(self, receipt_id: str, source_id: str | None, disposition: str) -> None:
         """processed then available: derive committed and indexes include it (same tx)."""

@@ -32,10 +32,11 @@ from remem.service.recall_results import (
     ContextResult,
     ProfileResult,
     RecallResult,
-    SourceReceipt,
 )
 from remem.service.sources import SourceService
 from remem.service.forget import ErasureReport, Forgetter
+from remem.service.intake import Intake, Receipt
+from remem.providers.registry import build_extractor, build_judge
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest, Writer
 
@@ -51,16 +52,23 @@ class Memory:
         clock: injected clock (``SystemClock`` by default, set by ``RememStore``).
     """
 
-    def __init__(self, store: Any, memory_id: str, clock: Any) -> None:
+    def __init__(self, store: Any, memory_id: str, clock: Any, *, owner: Any = None,
+                 derive_mode: str = "inline") -> None:
         self.store = store
         self.id = memory_id
         self.clock = clock
+        self.owner = owner  # the RememStore (job runner needs it)
+        self.derive_mode = derive_mode
         self.config = store.memory_config(memory_id)
         self.writer = Writer(store, memory_id, clock, self._policy)
+        self.intake = Intake(self)
+        self.extractor = build_extractor(self.config.get("extraction"))
+        self.judge = build_judge(self.config.get("judge"))
         self._embedding = EmbeddingService(self)  # indexes new items in the write transaction
         self._embedding.attach(self.writer)
         self._recall = RecallService(self, self._embedding)
         self._sources = SourceService(self, self._embedding)
+        self.sources = self._sources
 
     def _policy(self, key: str):
         return key_policy(self.config, key)
@@ -185,20 +193,44 @@ class Memory:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None) -> SourceReceipt:
-        """Records an immutable source (searchable evidence, hash-chained per run).
+                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+        """Records an immutable source and returns its durable receipt (KIP observe).
 
-        Same ``source_id`` + same content -> the original receipt (``replayed``); different
-        content -> ``IdempotencyConflict``. See ``remem.service.sources``.
+        The source is searchable evidence at once (hash-chained per run); a derive job then
+        extracts the user's own statements into claims (inline in embedded mode, else by
+        ``remem worker``) and moves the receipt recorded -> processed -> available.
+        Same idempotency key (default: the source identity) + same meaning -> the original
+        receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
         """
-        return self._sources.observe(scope, text, role=role, actor=actor, source_id=source_id,
-                                     run_id=run_id, occurred_at=occurred_at, kind=kind,
-                                     idempotency_key=idempotency_key)
+        return self.intake.observe(scope, text, role=role, actor=actor, source_id=source_id,
+                                   run_id=run_id, occurred_at=occurred_at, kind=kind,
+                                   idempotency_key=idempotency_key, derive=derive)
+
+    def receipt(self, receipt_id: str) -> Receipt:
+        """Current progress of a receipt (NotFoundOrNotVisible outside this memory)."""
+        return self.intake.get(receipt_id)
+
+    def run_jobs(self, max_jobs: int | None = None) -> list[dict[str, Any]]:
+        """Runs this memory's due jobs in-process (derive, consolidate); returns outcomes."""
+        from remem.service.jobs.runner import Worker
+
+        return Worker(self.owner).run_until_idle(self.id, max_jobs=max_jobs)
+
+    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Recent job runs with status and failure reason (``remem runs``)."""
+        return self.store.list_runs(self.id, limit)
+
+    def consolidate_now(self) -> str:
+        """Brings the memory's consolidation forward; returns the job id."""
+        from remem.service.jobs.consolidate import schedule_consolidation
+
+        return schedule_consolidation(self, now_=True)
 
     def recall(self, scopes: str | list[str], query: str, *, budget_tokens: int,
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
                kinds: list[str] | None = None, include_history: bool = False,
-               limit: int = 30) -> RecallResult:
+               limit: int = 30, after: list[str] | None = None,
+               deadline_ms: int = 0) -> RecallResult:
         """Hybrid recall (full text + vectors + key, fused) rendered within ``budget_tokens``.
 
         Returns items (constraints first), sources labelled ``source``, ``basis_seq``,
@@ -207,11 +239,17 @@ class Memory:
 
         Raises:
             InvalidInput, UnsupportedCapability (tokenizer), ResultLimitExceeded (required
-            constraints do not fit), EmbeddingMismatch.
+            constraints do not fit), EmbeddingMismatch, NotFoundOrNotVisible (an ``after``
+            receipt of another memory).
+
+        ``after`` names receipts that must be available first (KIP read barrier): recall waits
+        up to ``deadline_ms``; if they are not, the result has ``status`` pending (or partial
+        for a failed receipt), ``action_eligible`` False and the unresolved receipts.
         """
         return self._recall.recall(scopes, query, budget_tokens=budget_tokens,
                                    tokenizer=tokenizer, valid_at=valid_at, kinds=kinds,
-                                   include_history=include_history, limit=limit)
+                                   include_history=include_history, limit=limit, after=after,
+                                   deadline_ms=deadline_ms)
 
     def context(self, scopes: str | list[str], query: str, *, max_bytes: int = 8192,
                 kinds: list[str] | None = None, valid_at: datetime | None = None

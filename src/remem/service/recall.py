@@ -20,10 +20,19 @@ from typing import Any
 
 from remem.domain import render
 from remem.domain.canonical import canonical_json
+from remem.domain.keys import hinted_keys
 from remem.domain.limits import MAX_QUERY_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES, parse_kind
 from remem.domain.model import PINNED_KINDS, Kind, Scope
-from remem.domain.recall import RecallFilter, eligible_items, fuse, is_constraint
-from remem.domain.sourcelog import SOURCE_DOC_PREFIX
+from remem.domain.recall import (
+    RecallFilter,
+    eligible_items,
+    fuse,
+    is_constraint,
+    named_actors,
+    rescore_sources,
+    strip_actors,
+)
+from remem.domain.sourcelog import is_item_doc
 from remem.domain.textindex import query_terms, query_words
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
@@ -82,6 +91,7 @@ def candidate_keys(query: str) -> list[str]:
             key = "_".join(words[i:i + n])
             if key[0].isalpha() and len(key) <= 128:
                 keys.append(key)
+    keys.extend(hinted_keys([w.lower() for w in words]))
     return list(dict.fromkeys(keys))[:64]
 
 
@@ -100,29 +110,44 @@ class RecallService:
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
                   with_sources: bool) -> tuple[int, list[render.Entry], list[render.Entry]]:
-        """(basis_seq, required entries, optional entries) in rank order; data only."""
+        """(basis_seq, required entries, optional entries) in rank order; data only.
+
+        A query naming a speaker of the sources it matches in full text is searched without
+        the name, that speaker's sources ranked first (``domain.recall`` "Conversation
+        awareness")."""
         index = self.embedding.index
-        qvec = self.embedding.query_vector(query, self.embedding.recorded())
-        terms = query_terms(query)
+        named: frozenset[str] = frozenset()
+        if with_sources:
+            with index.read(self.memory.id) as snap:
+                found = [d for d, _ in snap.fts(query_terms(query), scopes, FETCH)
+                         if not is_item_doc(d)]
+                named = named_actors(query, {r["actor"] for r in snap.sources(found).values()
+                                             if r["actor"] and r["scope"] in f.scopes})
+        search = strip_actors(query, named) if named else query
+        qvec = self.embedding.query_vector(search, self.embedding.recorded())
+        terms = query_terms(search)
         with index.read(self.memory.id) as snap:
             basis = snap.head_seq()
             fts = snap.fts(terms, scopes, FETCH)
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
             keys = snap.key_items(candidate_keys(query), scopes, FETCH)
-            fused = fuse({"fts": fts, "vector": [d for d, _ in hits], "key": keys})
-            applies = set(fts) | set(keys) | {d for d, c in hits if c >= CONSTRAINT_SIMILARITY}
+            fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],
+                          "key": [d for d, _ in keys]})
+            applies = {d for d, _ in fts} | {d for d, _ in keys} | {
+                d for d, c, _ in hits if c >= CONSTRAINT_SIMILARITY}
+            scope_of = {d: sc for d, sc in fts + keys} | {d: sc for d, _, sc in hits}
             score = {c.doc_id: c.score for c in fused}
-            item_ids = [c.doc_id for c in fused if not c.doc_id.startswith(SOURCE_DOC_PREFIX)]
-            recs = snap.items(item_ids)
-            visible = eligible_items((recs[i] for i in item_ids if i in recs), f)
-            src_ids = [c.doc_id[len(SOURCE_DOC_PREFIX):] for c in fused
-                       if c.doc_id.startswith(SOURCE_DOC_PREFIX)] if with_sources else []
+            item_ids = [c.doc_id for c in fused if is_item_doc(c.doc_id)]
+            visible = _visible_items(snap, item_ids, scope_of, f, limit)
+            src_ids = [c.doc_id for c in fused
+                       if not is_item_doc(c.doc_id)] if with_sources else []
             rows = snap.sources(src_ids)
             srcs = [rows[s] for s in src_ids if s in rows and rows[s]["scope"] in f.scopes
                     and (f.as_of is None or rows[s]["occurred_at"] <= f.as_of)]
+            score.update(rescore_sources(score, srcs, named))
             ranked: list[tuple[float, str, Any, str]] = \
                 [(score[r.item_id], "item", r, label) for r, label in visible] + \
-                [(score[SOURCE_DOC_PREFIX + s["source_id"]], "source", s, "") for s in srcs]
+                [(score[s["source_id"]], "source", s, "") for s in srcs]
             ranked.sort(key=lambda t: -t[0])  # stable: fused order breaks ties
             is_req = [t[1] == "item" and is_constraint(t[2]) and t[2].item_id in applies
                       for t in ranked]
@@ -162,8 +187,17 @@ class RecallService:
     def recall(self, scopes: str | Iterable[str], query: str, *, budget_tokens: int,
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False,
-               limit: int = DEFAULT_LIMIT) -> RecallResult:
+               limit: int = DEFAULT_LIMIT, after: Iterable[str] | None = None,
+               deadline_ms: int = 0) -> RecallResult:
         """Hybrid recall rendered under a token budget (see ``Memory.recall``)."""
+        barrier = None
+        if after:
+            waited = self.memory.intake.wait(list(after), deadline_ms=deadline_ms)
+            barrier = {"state": waited.state,
+                       "unresolved": [r.receipt_id for r in waited.unresolved
+                                      if r.phase != "failed"],
+                       "failed": [{"receipt_id": r.receipt_id, "reason": r.reason}
+                                  for r in waited.failed]}
         scopes = parse_scopes(scopes)
         query = _query(query)
         render.check_budget(budget_tokens, "budget_tokens")
@@ -174,7 +208,7 @@ class RecallService:
         out = render.pack(req + opt, budget=budget_tokens, meter=render.TokenMeter(tok),
                           build=render.recall_builder(basis_seq=basis,
                                                       budget_tokens=budget_tokens,
-                                                      tokenizer=tok.name))
+                                                      tokenizer=tok.name, barrier=barrier))
         return RecallResult(out.document, out.serialised, out.size)
 
     # --- context (instantKV) -------------------------------------------------------------------
@@ -246,6 +280,30 @@ class RecallService:
                 activation_id, scopes_key, params, out.serialised,
                 [e.data["id"] for e in out.entries], to_iso(self.memory.clock.now()))
         return ProfileResult(out.serialised)
+
+
+def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
+                   f: RecallFilter, limit: int) -> list[tuple[Any, str]]:
+    """Visible items with their shown status. Rows load in fused order, in chunks, until
+    ``limit`` are visible: later candidates rank lower. Agent-scope candidates (possible
+    constraints, required whatever their rank) always load, and as-of recall loads every
+    candidate (it compares the versions of a key)."""
+    if f.as_of is not None:
+        recs = snap.items(item_ids)
+        return eligible_items([recs[i] for i in item_ids if i in recs], f)
+    agent = [i for i in item_ids if scope_of.get(i, "").startswith("agent:")]
+    out = eligible_items(snap.items(agent).values(), f) if agent else []
+    rest = [i for i in item_ids if not scope_of.get(i, "").startswith("agent:")]
+    step, seen = max(limit + 10, 40), 0
+    for start in range(0, len(rest), step):
+        if seen >= limit:  # every unloaded candidate ranks below `limit` visible ones
+            break
+        chunk = rest[start:start + step]
+        recs = snap.items(chunk)
+        found = eligible_items([recs[i] for i in chunk if i in recs], f)
+        out.extend(found)
+        seen += len(found)
+    return out
 
 
 def _source_entry(t: tuple) -> render.Entry:

@@ -121,6 +121,10 @@ class RecallResult(_Budgeted):
         self.truncated: bool = document["truncated"]
         self.coverage: dict[str, str] = document["coverage"]
         self.text: str = document["text"]
+        self.status: str = document.get("status", "succeeded")
+        self.action_eligible: bool = document.get("action_eligible", True)
+        self.unresolved: list[str] = document.get("unresolved", [])
+        self.failed: list[dict[str, Any]] = document.get("failed", [])
         self.tokenizer: str = document["tokenizer"]
         self.budget_tokens: int = document["budget_tokens"]
 

@@ -45,7 +45,7 @@ def _validate(scope: str, text: str, role: str, kind: str, run_id: str,
     check_text(text, "text", MAX_OBSERVE_BYTES)
     if role not in ROLES:
         raise InvalidInput(f"role {role!r} is not one of {sorted(ROLES)}.", field="role")
-    check_source_fields(kind=kind, run_id=run_id)
+    check_source_fields(kind=kind, run_id=run_id, source_id=source_id)
     if source_id is not None:
         check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)
         if not source_id.strip():
@@ -139,7 +139,10 @@ class SourceService:
                    "kind": kind, "role": role, "actor": actor,
                    "occurred_at": at_given or now, "recorded_at": now,
                    "digest": text_digest(salt, text), "salt": salt, "text": text,
-                   "prev_hash": prev}
+                   "prev_hash": prev,
+                   # the speaker's own UTC offset: relative dates resolve in their zone
+                   "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
+                                     if occurred_at is not None else None)}
             row["entry_hash"] = entry_hash(prev, {**row, "memory": self.memory.id})
             w.insert_source(row)
             doc = source_doc_id(sid)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from remem.domain.timefmt import to_iso
-from remem.errors import ConfigInvalid
+from remem.errors import ConfigInvalid, InvalidInput
 from remem.service.clock import SystemClock
 from remem.service.config import validate_config
 from remem.service.memory import Memory
@@ -19,9 +19,14 @@ class RememStore:
         clock: injected clock; defaults to the system clock.
     """
 
-    def __init__(self, adapter: Any, clock: Any = None) -> None:
+    def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline") -> None:
+        if derive not in ("inline", "worker"):
+            raise InvalidInput("derive must be 'inline' (embedded: derive jobs run in-process "
+                               "right after observe) or 'worker' (a `remem worker` runs them).",
+                               field="derive")
         self.adapter = adapter
         self.clock = clock or SystemClock()
+        self.derive = derive
 
     def create_memory(self, memory_id: str, config: dict[str, Any] | None = None) -> Memory:
         """Creates a memory; ``config`` is validated against ``CONFIG_SCHEMA``.
@@ -40,7 +45,7 @@ class RememStore:
         Raises:
             NotFound: no memory with that id.
         """
-        return Memory(self.adapter, memory_id, self.clock)
+        return Memory(self.adapter, memory_id, self.clock, owner=self, derive_mode=self.derive)
 
     def update_config(self, memory_id: str, config: dict[str, Any]) -> None:
         """Replaces a memory's config after validating it. A key's declared cardinality never

@@ -77,10 +77,12 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
     judgement = None
     judge = getattr(memory, "judge", None)
     if judge is not None:
-        existing = [v.to_dict() for v in memory.items(scope=str(scope), key=c.key).items]
+        existing = [{"item_id": v.item_id, "key": v.key, "value": v.value, "kind": v.kind,
+                     "valid_at": from_iso(v.valid_at)}
+                    for v in memory.items(scope=str(scope), key=c.key).items]
         if existing:
             judgement = judge.judge(existing, {"key": c.key, "value": c.value, "kind": c.kind,
-                                               "valid_at": to_iso(c.valid_at)})
+                                               "valid_at": c.valid_at})
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
     r = memory.writer.write(WriteRequest(cand, Authority.AUTOMATIC, "system:derive",
                                          judgement=judgement, idempotency_key=idem,

@@ -14,7 +14,7 @@ Erasure (called by forget inside its transaction; implemented in
 :mod:`remem.stores.sqlite.erasure` and re-exported here):
 
 - ``erase_docs(conn, memory_id, doc_ids) -> (fts_rows, vector_rows)``: deletes FTS rows, search
-  documents and vectors of items (doc id = item id) and sources (doc id = ``src:<source id>``);
+  documents and vectors of items (doc id = item id) and sources (doc id = source id);
   bumps ``vector_epoch`` so cached vector indexes reload without them.
 - ``redact_sources(conn, memory_id, source_ids, at) -> n``: removes source text and salt; the
   chain row stays verifiable.
@@ -39,8 +39,9 @@ from remem.stores.sqlite import sources as source_sql
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
 from remem.stores.sqlite.vecindex import VectorCache
 
-__all__ = ["DOC_ITEM", "DOC_SOURCE", "SQLiteSearchIndex", "SearchSnapshot", "SearchWriter",
-           "drop_profile_renders", "erase_docs", "optimize_fts", "redact_sources"]
+__all__ = ["DOC_ITEM", "DOC_SOURCE", "RecallRow", "SQLiteSearchIndex", "SearchSnapshot",
+           "SearchWriter", "drop_profile_renders", "erase_docs", "optimize_fts",
+           "redact_sources"]
 
 DOC_ITEM, DOC_SOURCE = "item", "source"
 
@@ -180,8 +181,10 @@ class SearchSnapshot:
     def embedding(self) -> tuple[str | None, int | None]:
         return SearchWriter(self.conn, self.memory_id).embedding()
 
-    def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int) -> list[str]:
-        """Document ids containing any of the terms in the scopes, best bm25 first.
+    def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int
+            ) -> list[tuple[str, str]]:
+        """(doc id, scope) of documents containing any of the terms in the scopes, best bm25
+        first.
 
         The scope restriction is part of the MATCH expression (``scope_key`` column), so FTS5
         ranks only the caller's documents; the join re-checks memory and scope.
@@ -190,29 +193,32 @@ class SearchSnapshot:
         if match is None:
             return []
         rows = self.conn.execute(
-            f"SELECT d.doc_id FROM search_fts JOIN search_docs d ON d.rowid = search_fts.rowid "
+            f"SELECT d.doc_id, d.scope FROM search_fts JOIN search_docs d "
+            f"ON d.rowid = search_fts.rowid "
             f"WHERE search_fts MATCH ? AND d.memory_id=? AND d.scope IN ({_in(scopes)}) "
             f"ORDER BY bm25(search_fts, 1.0, 0.0), d.doc_id LIMIT ?",
             (match, self.memory_id, *scopes, limit))
-        return [r[0] for r in rows]
+        return [(r[0], r[1]) for r in rows]
 
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
-                min_score: float) -> list[tuple[str, float]]:
-        """(doc id, cosine) of the nearest documents in the scopes (exact search)."""
+                min_score: float) -> list[tuple[str, float, str]]:
+        """(doc id, cosine, scope) of the nearest documents in the scopes (exact search)."""
         idx = self._cache.index_for(self.conn, self.memory_id)
         if idx is None:
             return []
         return idx.search(query, scopes, limit, min_score)
 
-    def key_items(self, keys: Sequence[str], scopes: Sequence[str], limit: int) -> list[str]:
-        """Item ids whose key is one of ``keys`` in the scopes, newest world time first."""
+    def key_items(self, keys: Sequence[str], scopes: Sequence[str], limit: int
+                  ) -> list[tuple[str, str]]:
+        """(item id, scope) of items whose key is one of ``keys`` in the scopes, newest world
+        time first."""
         if not keys:
             return []
         rows = self.conn.execute(
-            f"SELECT item_id FROM items WHERE memory_id=? AND key IN ({_in(keys)}) AND "
+            f"SELECT item_id, scope FROM items WHERE memory_id=? AND key IN ({_in(keys)}) AND "
             f"scope IN ({_in(scopes)}) ORDER BY valid_at DESC, item_id LIMIT ?",
             (self.memory_id, *keys, *scopes, limit))
-        return [r[0] for r in rows]
+        return [(r[0], r[1]) for r in rows]
 
     def items(self, item_ids: Sequence[str]) -> dict[str, RecallRow]:
         """The recall-relevant columns of items by id (forgotten items have no row)."""

@@ -17,7 +17,8 @@ from remem.domain.canonical import ZERO_HASH
 from remem.domain.sourcelog import verify_run
 
 COLUMNS = ("memory_id", "source_id", "run_id", "sequence", "scope", "kind", "role", "actor",
-           "occurred_at", "recorded_at", "digest", "salt", "text", "prev_hash", "entry_hash")
+           "occurred_at", "recorded_at", "digest", "salt", "text", "prev_hash", "entry_hash",
+           "tz_offset_min")
 
 
 def _dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
@@ -45,7 +46,7 @@ def run_head(conn: sqlite3.Connection, memory_id: str, run_id: str) -> tuple[int
 def insert(conn: sqlite3.Connection, row: dict[str, Any]) -> None:
     """Inserts one source row (keys: :data:`COLUMNS`)."""
     conn.execute(f"INSERT INTO sources({', '.join(COLUMNS)}) VALUES "
-                 f"({', '.join('?' * len(COLUMNS))})", tuple(row[c] for c in COLUMNS))
+                 f"({', '.join('?' * len(COLUMNS))})", tuple(row.get(c) for c in COLUMNS))
 
 
 def visible(conn: sqlite3.Connection, memory_id: str,

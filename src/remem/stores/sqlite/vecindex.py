@@ -61,8 +61,9 @@ class VectorIndex:
         self.size = need
 
     def search(self, query: np.ndarray, scopes: Sequence[str], k: int,
-               min_score: float = -1.0) -> list[tuple[str, float]]:
-        """Top ``k`` (doc id, cosine) among rows of ``scopes`` with cosine >= ``min_score``.
+               min_score: float = -1.0) -> list[tuple[str, float, str]]:
+        """Top ``k`` (doc id, cosine, scope) among rows of ``scopes`` with cosine >=
+        ``min_score``.
 
         Args:
             query: float32 ``[dims]``, L2-normalised.
@@ -93,8 +94,9 @@ class VectorIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         ids = top if rows is None else rows[top]
-        return [(self._doc_ids[i], float(s)) for i, s in zip(ids, scores[top], strict=True)
-                if s >= min_score]
+        names = list(self._scope_code)  # code -> scope (codes are insertion order)
+        return [(self._doc_ids[i], float(s), names[self._scopes[i]])
+                for i, s in zip(ids, scores[top], strict=True) if s >= min_score]
 
     def _rows(self, code: int) -> np.ndarray:
         """Row numbers of one scope (cached until rows are added)."""

@@ -1,0 +1,350 @@
+"""``remem bench locomo``: evidence recall on LoCoMo for remem, BM25 and dense-only retrieval.
+
+For each conversation a fresh SQLite memory is built through the public API only: every turn
+is ``observe``d as a source in one conversation scope, ``thread:<sample_id>``, with the session
+date as ``occurred_at``, the speaker as ``actor`` and the ``dia_id`` as ``source_id`` (image
+turns carry their caption text, see :mod:`remem.bench.locomo_data`). Both people's turns are
+one shared conversation and questions are about either of them, so one thread scope is the
+honest fit: ``user:<speaker>`` scopes would make the benchmark pick whose memory to ask, which
+is reading the question for the engine.
+
+Every question of categories 1-4 with evidence is then asked of its own conversation's memory
+with ``Memory.recall`` (budget :func:`budget_for` tokens, ``limit`` = the largest k). Returned
+sources map to their ``dia_id``; returned items (facts formed by derive, when it runs) map
+through their provenance source ids. Both are merged by the fused score recall reports.
+
+The baselines see the same turn texts: :class:`~remem.bench.baselines.BM25Baseline` (rank-bm25,
+lower-cased, Porter-stemmed tokens) and :class:`~remem.bench.baselines.DenseBaseline` with the
+same embedder the memory uses (``providers.registry.shared_embedder(None)``).
+
+Measured besides recall: ingest throughput (observed turns per second, the embedding of each
+turn included), recall latency per system (ms; remem's includes query embedding, search,
+fusion and budgeted rendering), the process's peak RSS and how many remem results were
+truncated by the budget. Nothing here reads answers, observations or summaries.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import resource
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import remem
+from remem.bench.baselines import BM25Baseline, DenseBaseline
+from remem.bench.locomo_data import CATEGORY_NAMES, Conversation, LocomoSet, load_locomo
+from remem.bench.metrics import RecallRecord, aggregate_recall, latency_summary
+
+SYSTEMS = ("remem", "bm25", "dense")
+MEMORY_ID = "locomo"
+TOKENS_PER_RESULT = 300
+"""Budget per requested result: a LoCoMo turn is 20-80 tokens and appears twice in a recall
+document (structured entry + model-facing line) with its metadata."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(label, done, total)`` while a conversation is ingested."""
+
+
+def budget_for(k: int) -> int:
+    """The recall budget (tokens) that fits ``k`` LoCoMo turns with room to spare."""
+    return TOKENS_PER_RESULT * k + 500
+
+
+def conversation_scope(conv: Conversation) -> str:
+    return f"thread:{conv.sample_id}"
+
+
+@dataclass
+class SystemRun:
+    """One system's answers: one record per question and the latency of each call (ms)."""
+
+    name: str
+    records: list[RecallRecord] = field(default_factory=list)
+    latencies_ms: list[float] = field(default_factory=list)
+
+
+@dataclass
+class IngestStats:
+    turns: int = 0
+    seconds: float = 0.0
+    per_conversation: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def turns_per_s(self) -> float:
+        return self.turns / self.seconds if self.seconds else 0.0
+
+
+def ranked_dia_ids(result: Any) -> list[str]:
+    """Source ids of a recall result, best first: sources as themselves, items through their
+    provenance (``sources``), merged by the fused score (items first on ties)."""
+    scored: list[tuple[float, int, list[str]]] = []
+    for i, item in enumerate(result.items):
+        scored.append((item.score, i, list(item.sources)))
+    offset = len(scored)
+    for i, src in enumerate(result.sources):
+        scored.append((src.score, offset + i, [src.id]))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [sid for _, _, sids in scored for sid in sids]
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def ingest(mem: Any, conv: Conversation, progress: Progress | None = None) -> float:
+    """Observes every turn of a conversation; returns the seconds it took."""
+    scope = conversation_scope(conv)
+    t0 = time.perf_counter()
+    for i, turn in enumerate(conv.turns, start=1):
+        mem.observe(scope, turn.text, role="user", actor=turn.speaker, source_id=turn.dia_id,
+                    run_id=conv.sample_id, occurred_at=turn.occurred_at, kind="user-message")
+        if progress:
+            progress(conv.sample_id, i, len(conv.turns))
+    return time.perf_counter() - t0
+
+
+def _timed(fn: Callable[[], list[str]]) -> tuple[list[str], float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, (time.perf_counter() - t0) * 1000
+
+
+def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
+                          runs: dict[str, SystemRun], embed: Callable[[list[str]], Any],
+                          progress: Progress | None = None) -> dict[str, Any]:
+    """Ingests one conversation into a fresh memory, asks every scorable question of the three
+    systems, appends to ``runs``; returns this conversation's ingest and truncation stats."""
+    path = db_dir / f"{conv.sample_id}.db"
+    for old in db_dir.glob(path.name + "*"):
+        old.unlink()
+    store = remem.open(path)
+    try:
+        mem = store.create_memory(MEMORY_ID)
+        seconds = ingest(mem, conv, progress)
+        bm25 = BM25Baseline(conv.turns)
+        dense = DenseBaseline(conv.turns, embed)
+        k_max = max(ks)
+        scope, budget = conversation_scope(conv), budget_for(k_max)
+        truncated = 0
+        for q in conv.scorable_questions():
+            ev = frozenset(q.evidence)
+            result, ms = _timed_recall(mem, scope, q.question, budget, k_max)
+            truncated += result.truncated
+            answers = {"remem": (ranked_dia_ids(result), ms),
+                       "bm25": _timed(lambda: bm25.search(q.question, k_max)),
+                       "dense": _timed(lambda: dense.search(q.question, k_max))}
+            for name, (ids, ms) in answers.items():
+                runs[name].records.append(RecallRecord(q.category, tuple(ids), ev, q.qid))
+                runs[name].latencies_ms.append(ms)
+    finally:
+        store.close()
+    return {"sample_id": conv.sample_id, "turns": len(conv.turns),
+            "questions": len(conv.scorable_questions()), "ingest_s": round(seconds, 3),
+            "truncated": truncated}
+
+
+def _timed_recall(mem: Any, scope: str, query: str, budget: int, limit: int
+                  ) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    result = mem.recall([scope], query, budget_tokens=budget, limit=limit)
+    return result, (time.perf_counter() - t0) * 1000
+
+
+def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
+               out_dir: Path = Path("bench-out/locomo"), limit_conversations: int | None = None,
+               progress: Progress | None = None, keep_db: bool = False) -> dict[str, Any]:
+    """Runs the benchmark and writes ``results.json``, ``per_question.jsonl`` and
+    ``recall.png`` into ``out_dir``.
+
+    Args:
+        data: a LoCoMo JSON path (or an already loaded set).
+        ks: the k of recall@k (each >= 1).
+        out_dir: output directory (created); SQLite files go to ``out_dir/db``.
+        limit_conversations: only the first N conversations.
+        progress: ingest progress callback.
+        keep_db: keep the per-conversation SQLite files.
+
+    Returns:
+        The results document (see :func:`results_document`).
+    """
+    from remem.providers.registry import shared_embedder
+
+    dataset = data if isinstance(data, LocomoSet) else load_locomo(data)
+    convs = dataset.conversations[:limit_conversations] if limit_conversations else \
+        dataset.conversations
+    ks = tuple(sorted(set(int(k) for k in ks)))
+    if not ks or ks[0] < 1:
+        raise ValueError(f"k must be positive integers, got {ks!r}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    db_dir = out_dir / "db"
+    db_dir.mkdir(exist_ok=True)
+    embedder = shared_embedder(None)
+    embedder.embed_batch(["warm up"])  # model load is not ingest time
+    runs = {name: SystemRun(name) for name in SYSTEMS}
+    ingest_stats = IngestStats()
+    for conv in convs:
+        row = evaluate_conversation(conv, db_dir, ks, runs, embedder.embed_batch, progress)
+        ingest_stats.turns += row["turns"]
+        ingest_stats.seconds += row["ingest_s"]
+        ingest_stats.per_conversation.append(row)
+    if not keep_db:
+        shutil.rmtree(db_dir, ignore_errors=True)
+    doc = results_document(dataset, convs, ks, runs, ingest_stats)
+    (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    with (out_dir / "per_question.jsonl").open("w", encoding="utf-8") as fh:
+        for name, r in runs.items():
+            for rec, ms in zip(r.records, r.latencies_ms, strict=True):
+                fh.write(json.dumps({"system": name, "qid": rec.qid, "category": rec.category,
+                                     "evidence": sorted(rec.evidence),
+                                     "retrieved": list(rec.retrieved), "ms": round(ms, 3)})
+                         + "\n")
+    plot_recall(doc, out_dir / "recall.png")
+    return doc
+
+
+def results_document(dataset: LocomoSet, convs: Sequence[Conversation], ks: Sequence[int],
+                     runs: dict[str, SystemRun], ingest_stats: IngestStats) -> dict[str, Any]:
+    """The ``results.json`` document: settings, data stats, and per system recall + latency."""
+    systems = {}
+    for name, r in runs.items():
+        summary = aggregate_recall(r.records, ks)
+        lat = latency_summary(r.latencies_ms) if r.latencies_ms else None
+        systems[name] = {
+            "recall": summary.as_dict(),
+            "latency_ms": {"p50": round(lat.p50, 3), "p95": round(lat.p95, 3),
+                           "mean": round(lat.mean, 3), "max": round(lat.max, 3),
+                           "n": lat.n} if lat else None}
+    max_k = max(ks)
+    return {
+        "benchmark": "locomo evidence recall",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": {"path": dataset.path, "conversations": [c.sample_id for c in convs],
+                 "turns": sum(len(c.turns) for c in convs),
+                 "questions_scored": sum(len(c.scorable_questions()) for c in convs),
+                 "questions_skipped": sum(len(c.questions) - len(c.scorable_questions())
+                                          for c in convs),
+                 "evidence": dataset.evidence_stats.as_dict()},
+        "settings": {"ks": list(ks), "scope": "thread:<sample_id>", "role": "user",
+                     "budget_tokens": budget_for(max_k), "limit": max_k,
+                     "categories": {str(c): n for c, n in CATEGORY_NAMES.items() if c != 5}},
+        "systems": systems,
+        "ingest": {"turns": ingest_stats.turns, "seconds": round(ingest_stats.seconds, 3),
+                   "turns_per_s": round(ingest_stats.turns_per_s, 1),
+                   "per_conversation": ingest_stats.per_conversation},
+        "remem_truncated": sum(c["truncated"] for c in ingest_stats.per_conversation),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "platform": {"python": platform.python_version(), "machine": platform.machine()},
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _cell(block: dict[str, Any], k: int) -> str:
+    s = block[f"R@{k}"]
+    return f"{s['all']:.3f} / {s['any']:.3f}"
+
+
+def recall_tables(doc: dict[str, Any]) -> list[Any]:
+    """Rich tables: one per k (rows systems, columns categories + overall, cells all / any),
+    then cost (ingest, latency, RSS)."""
+    from rich.table import Table
+
+    cats = sorted({c for s in doc["systems"].values() for c in s["recall"]["by_category"]},
+                  key=int)
+    tables = []
+    for k in doc["settings"]["ks"]:
+        t = Table(title=f"LoCoMo evidence recall@{k} (all / any)")
+        t.add_column("system")
+        for c in cats:
+            n = next(s["recall"]["by_category"][c][f"R@{k}"]["n"]
+                     for s in doc["systems"].values() if c in s["recall"]["by_category"])
+            t.add_column(f"{c} {CATEGORY_NAMES.get(int(c), '?')} (n={n})", justify="right")
+        t.add_column(f"overall (n={doc['data']['questions_scored']})", justify="right")
+        for name, s in doc["systems"].items():
+            by = s["recall"]["by_category"]
+            t.add_row(name, *(_cell(by[c], k) if c in by else "-" for c in cats),
+                      _cell(s["recall"]["overall"], k))
+        tables.append(t)
+    cost = Table(title="cost")
+    for col in ("system", "recall p50 ms", "recall p95 ms"):
+        cost.add_column(col, justify="right" if "ms" in col else "left")
+    for name, s in doc["systems"].items():
+        lat = s["latency_ms"] or {"p50": 0, "p95": 0}
+        cost.add_row(name, f"{lat['p50']:.2f}", f"{lat['p95']:.2f}")
+    tables.append(cost)
+    return tables
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    ing = doc["ingest"]
+    return (f"{len(doc['data']['conversations'])} conversations, {ing['turns']} turns ingested "
+            f"in {ing['seconds']:.1f} s ({ing['turns_per_s']:.1f} turns/s), "
+            f"{doc['data']['questions_scored']} questions scored "
+            f"({doc['data']['questions_skipped']} skipped: adversarial or no evidence), "
+            f"evidence ids {doc['data']['evidence']}, remem results truncated: "
+            f"{doc['remem_truncated']}, peak RSS {doc['peak_rss_mb']:.0f} MB")
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    """The README/closing-note table: R@k all/any per category and overall, per system."""
+    cats = sorted({c for s in doc["systems"].values() for c in s["recall"]["by_category"]},
+                  key=int)
+    head = ["system", "k"] + [f"{c} {CATEGORY_NAMES.get(int(c), '?')}" for c in cats] + [
+        "overall", "p50 ms", "p95 ms"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, s in doc["systems"].items():
+        for k in doc["settings"]["ks"]:
+            by = s["recall"]["by_category"]
+            lat = s["latency_ms"]
+            lines.append("| " + " | ".join(
+                [name, f"R@{k}"] + [_cell(by[c], k) if c in by else "-" for c in cats]
+                + [_cell(s["recall"]["overall"], k), f"{lat['p50']:.1f}", f"{lat['p95']:.1f}"])
+                + " |")
+    return "\n".join(lines)
+
+
+def plot_recall(doc: dict[str, Any], path: Path) -> None:
+    """A PNG: one panel per k, grouped bars of R@k "all" per category and overall for each
+    system, with "any" drawn as an outline behind each bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ks = doc["settings"]["ks"]
+    systems = list(doc["systems"])
+    cats = sorted({c for s in doc["systems"].values() for c in s["recall"]["by_category"]},
+                  key=int)
+    groups = [*cats, "overall"]
+    labels = [CATEGORY_NAMES.get(int(c), c) if c != "overall" else "overall" for c in groups]
+    fig, axes = plt.subplots(1, len(ks), figsize=(6 * len(ks), 4.2), squeeze=False)
+    width = 0.8 / max(1, len(systems))
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    for ax, k in zip(axes[0], ks, strict=True):
+        for j, name in enumerate(systems):
+            rec = doc["systems"][name]["recall"]
+            blocks = [rec["by_category"].get(c) if c != "overall" else rec["overall"]
+                      for c in groups]
+            alls = [b[f"R@{k}"]["all"] if b else 0 for b in blocks]
+            anys = [b[f"R@{k}"]["any"] if b else 0 for b in blocks]
+            xs = [i + (j - (len(systems) - 1) / 2) * width for i in range(len(groups))]
+            color = colors[j % len(colors)]
+            ax.bar(xs, anys, width * 0.95, fill=False, edgecolor=color, linewidth=1.0)
+            ax.bar(xs, alls, width * 0.95, color=color, label=name)
+        ax.set_xticks(range(len(groups)), labels)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"recall@{k}: filled = all, outline = any")
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"LoCoMo evidence recall ({', '.join(doc['data']['conversations'])})",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
