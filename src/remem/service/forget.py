@@ -153,6 +153,21 @@ class Forgetter:
                                              if "claim_id" in e.data}),
                              surfaces=surfaces, actor=actor)
 
+    def forget_source(self, source_id: str) -> dict[str, Any]:
+        """Redacts one source (payload_only): text and salt removed, index rows erased."""
+        if self.store.source(self.memory.id, source_id) is None:
+            from remem.errors import NotFoundOrNotVisible
+
+            raise NotFoundOrNotVisible(f"No source {source_id!r} visible here.",
+                                       source_id=source_id)
+        counts = self.store.redact_source(self.memory.id, source_id)
+        self.store.scrub_after_erasure()
+        left = self.store.erasure_remaining(self.memory.id, [], [source_id])
+        ok = not any(left.values())
+        return {"state": "completed" if ok else "pending", "source_id": source_id,
+                "surfaces": {k: {"erased": v, "state": "pending" if left.get(k) else
+                                 ("erased" if v else "none")} for k, v in counts.items()}}
+
     # --- holds and retention ---------------------------------------------------------------
     def set_legal_hold(self, item_id: str, hold: bool, *, actor: str = "admin") -> dict:
         """Sets or releases a legal hold (an admin operation recorded on the ledger)."""

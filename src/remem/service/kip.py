@@ -169,7 +169,12 @@ class KipBinding:
             valid_at=_time(t.get("valid_at"), "input.time.valid_at"), after=after,
             deadline_ms=int(budget.get("deadline_ms", DEFAULT_DEADLINE_MS)))
         doc = res.to_dict()
-        return {"status": doc.get("status", "succeeded"), "mode": mode, "result": doc}
+        # "unknown" (nothing recorded matches) is distinct from a stated answer, even "no".
+        knowledge = "found" if doc["items"] else ("evidence_only" if doc["sources"]
+                                                   else "unknown")
+        return {"status": doc.get("status", "succeeded"), "mode": mode,
+                "action_eligible": doc.get("action_eligible", False), "knowledge": knowledge,
+                "result": doc}
 
     def _revise(self, task, scopes, data, budget, key) -> dict[str, Any]:
         d = _fields(data, {"source_ref", "target_ref", "change_kind", "key", "value", "kind",

@@ -206,6 +206,36 @@ class Memory:
                                    run_id=run_id, occurred_at=occurred_at, kind=kind,
                                    idempotency_key=idempotency_key, derive=derive)
 
+    def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
+               **kw: Any) -> dict[str, Any]:
+        """KIP revise: ``correction`` (never true) or ``world_change`` (from ``changed_at``)."""
+        from remem.service.revise import revise
+
+        return revise(self, scope, key, value, change_kind=change_kind, **kw)
+
+    def feedback(self, scope: str, text: str | None, **kw: Any) -> dict[str, Any]:
+        """KIP feedback, stored as agent_statement or user_statement; never a grade."""
+        from remem.service.revise import feedback
+
+        return feedback(self, scope, text, **kw)
+
+    def forget_ref(self, target_ref: str, *, mode: str = "semantic",
+                   caller_scope: str | None = None) -> dict[str, Any]:
+        """KIP forget of an item or source reference (``semantic`` | ``payload_only``)."""
+        from remem.service.revise import forget_ref
+
+        return forget_ref(self, target_ref, mode=mode, caller_scope=caller_scope)
+
+    def forget_source(self, source_id: str) -> dict[str, Any]:
+        """Erases one source's text, salt, full-text row and vector; its chain entry stays."""
+        return Forgetter(self).forget_source(source_id)
+
+    def kip(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
+        from remem.service.kip import KipBinding
+
+        return KipBinding(self).handle(request)
+
     def receipt(self, receipt_id: str) -> Receipt:
         """Current progress of a receipt (NotFoundOrNotVisible outside this memory)."""
         return self.intake.get(receipt_id)

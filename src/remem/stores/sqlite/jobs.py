@@ -212,3 +212,26 @@ class JobsMixin:
                                  "('current','conflict') GROUP BY scope, key HAVING count(*) > 1 "
                                  "ORDER BY scope, key", (memory_id,))
         return [(r[0], r[1]) for r in rows]
+
+    def feedback_row(self, memory_id: str, feedback_id: str) -> dict[str, Any] | None:
+        return _row(self.conn.execute("SELECT * FROM feedback WHERE memory_id=? AND "
+                                      "feedback_id=?", (memory_id, feedback_id)).fetchone())
+
+    def items_from_source(self, memory_id: str, source_id: str) -> list[str]:
+        """Items whose provenance names the source."""
+        rows = self.conn.execute("SELECT DISTINCT item_id FROM provenance WHERE memory_id=? AND "
+                                 "source_id=? ORDER BY item_id", (memory_id, source_id))
+        return [r[0] for r in rows]
+
+    def redact_source(self, memory_id: str, source_id: str) -> dict[str, int]:
+        """Removes a source's text and salt and its full-text row and vector."""
+        from remem.stores.sqlite.erasure import erase_docs, redact_sources
+
+        with self._tx() as c:
+            from datetime import UTC, datetime
+
+            from remem.domain.timefmt import to_iso
+
+            fts, vec = erase_docs(c, memory_id, [source_id])
+            n = redact_sources(c, memory_id, [source_id], to_iso(datetime.now(UTC)))
+        return {"sources": n, "full_text": fts, "vectors": vec}

@@ -1,0 +1,345 @@
+"""``remem bench scale``: what remem costs at 10k, 100k (and 1M) items.
+
+For each size a fresh memory is filled with synthetic claims spread over ``scopes`` user scopes
+(multi-valued topics such as ``likes`` or ``travel_plans`` whose values are generated phrases,
+"hiking near quiet lakes in Lisbon", plus a few single-valued keys restated over time), all
+through the public write path (``Memory.remember``: decision, ledger, payloads, full text,
+vector). Each size runs in its own process, so its RSS is its own.
+
+Measured per size:
+
+- **write throughput, single**: the first ``single_sample`` items, one ``remember`` per
+  transaction, each embedding its own text (one model call per item): what an agent writing
+  one fact at a time gets.
+- **write throughput, batched**: the remaining items in chunks of ``batch_size``. With
+  ``Memory.remember_many`` (when the API has it) one call per chunk; without it the texts of a
+  chunk are embedded in one model call (``prime``) and each item is still its own
+  ``remember`` transaction. Which path ran is recorded (``batch_api``), and the embedding and
+  write shares are timed apart.
+- **recall latency**: in a freshly opened store (cold caches; the vector index load is timed
+  apart), ``queries`` timed ``Memory.recall`` calls after a warm-up, each over one user scope
+  plus the agent scope: query embedding, search, fusion, filtering and budgeted rendering.
+  p50 / p95 / mean (ms) and the hit rate (the item a query was made from is returned).
+- **size on disk**: SQLite file + WAL; PostgreSQL ``pg_database_size`` (the whole database).
+- **RSS**: current and peak resident set of the process (the client process only for
+  PostgreSQL; the server's memory is not included).
+
+The goal checked (``growth``): recall p95 grows at most 3x per 10x items, i.e.
+``(p95[i] / p95[i-1]) ** (1 / log10(n[i] / n[i-1])) <= 3``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import remem
+
+MEMORY_PREFIX = "scale"
+P95_GROWTH_GOAL = 3.0
+TOPICS = ("likes", "dislikes", "hobbies", "goals", "projects", "skills", "travel_plans",
+          "favorite_books", "favorite_movies", "favorite_foods", "owned_items", "routines",
+          "health_notes", "work_tasks", "friends", "places_visited", "purchases", "courses",
+          "music", "recipes")
+VERBS = ("hiking", "reading", "cooking", "painting", "visiting", "building", "learning",
+         "collecting", "writing", "restoring", "photographing", "sailing", "running",
+         "planting", "repairing", "studying", "baking", "sketching", "climbing", "teaching")
+ADJS = ("quiet", "old", "red", "tiny", "ancient", "modern", "wild", "green", "golden",
+        "rusty", "busy", "frozen", "sunny", "hidden", "famous", "wooden", "silver", "foggy",
+        "broken", "bright", "remote", "noisy", "gentle", "crowded", "elegant")
+NOUNS = ("lakes", "bicycles", "castles", "gardens", "violins", "trains", "bridges", "markets",
+         "novels", "cameras", "mountains", "kitchens", "boats", "temples", "forests",
+         "lighthouses", "museums", "vineyards", "islands", "canyons", "libraries", "harbors",
+         "glaciers", "orchards", "bakeries", "observatories", "deserts", "clocks", "maps",
+         "lanterns")
+PLACES = ("Lisbon", "Kyoto", "Oslo", "Nairobi", "Lima", "Quebec", "Hanoi", "Tbilisi",
+          "Seville", "Reykjavik", "Porto", "Cusco", "Bergen", "Zanzibar", "Valparaiso",
+          "Krakow", "Bruges", "Hobart", "Tallinn", "Marrakesh")
+SINGLE = {"home_city": PLACES, "employer": ("Acme", "Globex", "Initech", "Umbrella", "Hooli"),
+          "diet": ("vegetarian", "vegan", "pescatarian", "omnivore")}
+CONFIG = {"keys": {t: {"cardinality": "multi", "kind": "preference"} for t in TOPICS}}
+
+Claim = tuple[str, str, str, str]  # (scope, key, value, kind)
+Log = Callable[[str], None]
+
+
+def plan_claims(n: int, scopes: int, seed: int = 7) -> list[Claim]:
+    """``n`` distinct synthetic claims: 20 agent rules, 3 restated values of each single key per
+    user scope, the rest multi-valued topic phrases in random user scopes."""
+    rng = random.Random(seed)
+    plan: list[Claim] = [("agent:bench", f"rule_{i}", f"when asked about {NOUNS[i]} answer in "
+                          f"{rng.choice(['bullets', 'one sentence', 'a table'])}", "rule")
+                         for i in range(20)]
+    for s in range(scopes):
+        for key, values in SINGLE.items():
+            plan += [(f"user:u{s}", key, v, "profile_slot") for v in rng.sample(values, 3)]
+    seen: set[tuple[str, str, str]] = set()
+    while len(plan) < n:
+        scope, topic = f"user:u{rng.randrange(scopes)}", rng.choice(TOPICS)
+        value = (f"{rng.choice(VERBS)} near {rng.choice(ADJS)} {rng.choice(NOUNS)} in "
+                 f"{rng.choice(PLACES)}")
+        if (scope, topic, value) not in seen:
+            seen.add((scope, topic, value))
+            plan.append((scope, topic, value, "preference"))
+    return plan[:n]
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set size of this process in MiB."""
+    current = 0.0
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                current = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _fresh_memory(store: Any, memory_id: str) -> Any:
+    if any(m["memory_id"] == memory_id for m in store.list_memories()):
+        store.delete_memory(memory_id)
+    return store.create_memory(memory_id, CONFIG)
+
+
+def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
+           log: Log | None) -> dict[str, Any]:
+    """Writes the plan (single, then batched); returns the throughput figures."""
+    from remem.domain.textindex import item_text
+
+    single = plan[:single_sample]
+    t0 = time.perf_counter()
+    for scope, key, value, kind in single:
+        mem.remember(scope, key, value, kind=kind)
+    single_s = time.perf_counter() - t0
+    many = getattr(mem, "remember_many", None)
+    rest = plan[len(single):]
+    embed_s = write_s = 0.0
+    for start in range(0, len(rest), batch_size):
+        chunk = rest[start:start + batch_size]
+        t = time.perf_counter()
+        if many is not None:
+            many([{"scope": s, "key": k, "value": v, "kind": kd} for s, k, v, kd in chunk])
+            write_s += time.perf_counter() - t
+        else:
+            mem._embedding.prime([item_text(k, v, None) for _, k, v, _ in chunk])
+            t1 = time.perf_counter()
+            embed_s += t1 - t
+            for scope, key, value, kind in chunk:
+                mem.remember(scope, key, value, kind=kind)
+            write_s += time.perf_counter() - t1
+        done = start + len(chunk)
+        if log and (done // batch_size) % 20 == 0:
+            log(f"  {len(single) + done}/{len(plan)} items written")
+    batched_s = embed_s + write_s
+    return {
+        "single_items": len(single),
+        "single_items_per_s": round(len(single) / single_s, 1) if single_s else None,
+        "batched_items": len(rest),
+        "batched_items_per_s": round(len(rest) / batched_s, 1) if batched_s else None,
+        "batch_size": batch_size,
+        "batch_api": "remember_many" if many is not None else
+        "none: one embedding call per chunk (prime), one remember transaction per item",
+        "batched_embed_s": round(embed_s, 2), "batched_write_s": round(write_s, 2),
+        "write_s": round(single_s + batched_s, 2)}
+
+
+def _db_mb(url: str, memory_path: Path | None) -> float:
+    if memory_path is not None:
+        return sum(p.stat().st_size for p in memory_path.parent.glob(memory_path.name + "*")
+                   ) / 2**20
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT pg_database_size(current_database())").fetchone()[0] / 2**20
+
+
+def _recall(url: str, memory_id: str, plan: Sequence[Claim], scopes: int, queries: int,
+            budget_tokens: int) -> dict[str, Any]:
+    """Times recall in a freshly opened store."""
+    rng = random.Random(11)
+    targets = [c for c in plan if c[3] == "preference"]
+    work = []
+    for _ in range(queries + 20):
+        scope, key, value, _ = rng.choice(targets)
+        words = value.split()  # "<verb> near <adj> <noun> in <place>"
+        work.append((scope, f"what {key.replace('_', ' ')} involve {words[2]} {words[3]}?",
+                     value))
+    store = remem.open(url)
+    try:
+        mem = store.memory(memory_id)
+        t0 = time.perf_counter()
+        mem.recall(["user:u0", "agent:bench"], "warm up", budget_tokens=budget_tokens)
+        first_s = time.perf_counter() - t0  # model + vector index load
+        for scope, q, _ in work[:20]:
+            mem.recall([scope, "agent:bench"], q, budget_tokens=budget_tokens)
+        lat, hits, truncated = [], 0, 0
+        for scope, q, value in work[20:]:
+            t = time.perf_counter()
+            r = mem.recall([scope, "agent:bench"], q, budget_tokens=budget_tokens)
+            lat.append((time.perf_counter() - t) * 1000)
+            hits += any(i.value == value for i in r.items)
+            truncated += r.truncated
+    finally:
+        store.close()
+    ms = sorted(lat)
+    return {"first_recall_s": round(first_s, 3), "p50_ms": round(statistics.median(ms), 2),
+            "p95_ms": round(ms[max(0, math.ceil(0.95 * len(ms)) - 1)], 2),
+            "mean_ms": round(statistics.fmean(ms), 2), "queries": len(ms),
+            "hit_rate": round(hits / len(ms), 3), "truncated_rate": round(truncated / len(ms), 3),
+            "budget_tokens": budget_tokens}
+
+
+def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: int,
+                 budget_tokens: int, single_sample: int, batch_size: int,
+                 verbose: bool = True) -> dict[str, Any]:
+    """Builds and measures one size (run in a child process; see :func:`run_scale`)."""
+    def log(msg: str) -> None:
+        if verbose:
+            print(msg, file=sys.stderr, flush=True)
+
+    path = None
+    if db is None:
+        path = Path(out_dir) / f"scale-{n}.db"
+        for old in path.parent.glob(path.name + "*"):
+            old.unlink()
+        url = str(path)
+    else:
+        url = db
+    memory_id = f"{MEMORY_PREFIX}-{n}"
+    plan = plan_claims(n, scopes)
+    store = remem.open(url)
+    try:
+        mem = _fresh_memory(store, memory_id)
+        mem._embedding.embedder.embed_batch(["warm up"])  # model load is not write time
+        log(f"writing {n} items into {'PostgreSQL' if path is None else path} ...")
+        writes = _write(mem, plan, min(single_sample, n), batch_size, log)
+        items = sum(mem.status()["items"].values())
+    finally:
+        store.close()
+    log(f"measuring recall at {n} ...")
+    row = {"items": n, "items_stored": items, "scopes": scopes,
+           "backend": "sqlite" if path is not None else "postgres", **writes,
+           **_recall(url, memory_id, plan, scopes, queries, budget_tokens)}
+    row["db_mb"] = round(_db_mb(url, path), 1)
+    row["rss_mb"], row["peak_rss_mb"] = (round(x, 1) for x in _rss_mb())
+    return row
+
+
+def growth(rows: Sequence[dict[str, Any]], field: str = "p95_ms") -> list[dict[str, Any]]:
+    """Per consecutive pair of sizes: the factor ``field`` grew by per 10x items."""
+    out = []
+    for a, b in zip(rows, rows[1:], strict=False):
+        decades = math.log10(b["items"] / a["items"])
+        ratio = b[field] / a[field] if a[field] else float("inf")
+        per_10x = ratio ** (1 / decades) if decades > 0 else float("nan")
+        out.append({"from": a["items"], "to": b["items"], "field": field,
+                    "ratio": round(ratio, 2), "per_10x": round(per_10x, 2),
+                    "goal_per_10x": P95_GROWTH_GOAL, "ok": per_10x <= P95_GROWTH_GOAL})
+    return out
+
+
+def run_scale(sizes: Sequence[int], *, db: str | None = None,
+              out_dir: Path = Path("bench-out/scale"), scopes: int = 100, queries: int = 200,
+              budget_tokens: int = 1000, single_sample: int = 1000, batch_size: int = 512,
+              verbose: bool = True) -> dict[str, Any]:
+    """Measures every size, each in a fresh process; writes ``results.json`` and ``scale.png``.
+
+    Args:
+        sizes: item counts, e.g. (10_000, 100_000).
+        db: a ``postgresql://`` URL, or None for one SQLite file per size in ``out_dir``.
+        scopes: user scopes the items spread over.
+        queries: timed recalls per size.
+        single_sample: items written one ``remember`` at a time before the batched rest.
+
+    Returns:
+        ``{"rows": [...], "growth": [...], "settings": {...}}``.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in sorted(set(sizes)):
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+            rows.append(pool.submit(
+                measure_size, n, db=db, out_dir=str(out_dir), scopes=scopes, queries=queries,
+                budget_tokens=budget_tokens, single_sample=single_sample,
+                batch_size=batch_size, verbose=verbose).result())
+    doc = {"benchmark": "scale", "rows": rows, "growth": growth(rows),
+           "settings": {"scopes": scopes, "queries": queries, "budget_tokens": budget_tokens,
+                        "single_sample": single_sample, "batch_size": batch_size,
+                        "backend": "postgres" if db else "sqlite"}}
+    (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    plot_scale(doc, out_dir / "scale.png")
+    return doc
+
+
+COLUMNS = (("items", "items"), ("single_items_per_s", "remember/s single"),
+           ("batched_items_per_s", "remember/s batched"), ("p50_ms", "recall p50 ms"),
+           ("p95_ms", "recall p95 ms"), ("hit_rate", "hit rate"), ("db_mb", "DB MB"),
+           ("rss_mb", "RSS MB"), ("peak_rss_mb", "peak RSS MB"))
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in doc["rows"]:
+        lines.append("| " + " | ".join(str(r.get(c, "-")) for c, _ in COLUMNS) + " |")
+    for g in doc["growth"]:
+        lines.append(f"\nrecall p95 {g['from']} -> {g['to']}: x{g['ratio']} "
+                     f"(x{g['per_10x']} per 10x items; goal <= x{g['goal_per_10x']}: "
+                     f"{'met' if g['ok'] else 'NOT met'})")
+    return "\n".join(lines)
+
+
+def rich_table(doc: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    t = Table(title=f"remem scale ({doc['settings']['backend']}, "
+                    f"{doc['settings']['scopes']} user scopes)")
+    for _, h in COLUMNS:
+        t.add_column(h, justify="right")
+    for r in doc["rows"]:
+        t.add_row(*(str(r.get(c, "-")) for c, _ in COLUMNS))
+    return t
+
+
+def plot_scale(doc: dict[str, Any], path: Path) -> None:
+    """A PNG of cost growth: recall latency, write throughput, size on disk and RSS vs items."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = doc["rows"]
+    xs = [r["items"] for r in rows]
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    panels = [
+        (axes[0][0], "recall latency (ms)", [("p50_ms", "p50"), ("p95_ms", "p95")], True),
+        (axes[0][1], "remember throughput (items/s)",
+         [("single_items_per_s", "single"), ("batched_items_per_s", "batched")], False),
+        (axes[1][0], "size on disk (MiB)", [("db_mb", "database")], True),
+        (axes[1][1], "RSS (MiB)", [("rss_mb", "current"), ("peak_rss_mb", "peak")], False),
+    ]
+    for ax, title, series, logy in panels:
+        for field, label in series:
+            ys = [r.get(field) or 0 for r in rows]
+            ax.plot(xs, ys, marker="o", label=label)
+        ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel("items")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"remem cost growth ({doc['settings']['backend']})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

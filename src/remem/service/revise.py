@@ -1,0 +1,89 @@
+"""KIP revise and feedback, and forget by reference (the KIP forget target).
+
+- revise ``correction``: the old value was never true; it is superseded and the new value takes
+  over its world interval (as-of any earlier time answers the corrected value).
+- revise ``world_change``: a new value from the change time; the old value stays true for its
+  interval (as-of before the change answers it); it is not marked as a mistake.
+- feedback: stored with its real origin — ``agent_statement`` (the agent's self-report) or
+  ``user_statement`` (a person's words) — never a grade, never promoting anything.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from remem.domain.model import Scope
+from remem.domain.timefmt import to_iso
+from remem.errors import InvalidInput, NotFoundOrNotVisible
+
+
+def revise(memory: Any, scope: str, key: str, value: Any, *, change_kind: str,
+           kind: str | None = None, source_ref: str | None = None, text: str | None = None,
+           changed_at: datetime | None = None, expected_revision: int | None = None,
+           idempotency_key: str | None = None) -> dict[str, Any]:
+    """Records a correction or a world change; returns the write result and what ended."""
+    source = {"id": source_ref, "text": text, "role": "user"} if (source_ref or text) else None
+    if change_kind == "correction":
+        rev = expected_revision if expected_revision is not None else \
+            memory.inspect(scope, key).revision
+        r = memory.correct(scope, key, value, expected_revision=rev, kind=kind, source=source,
+                           idempotency_key=idempotency_key)
+        return {"change_kind": change_kind, **r.to_dict(), "never_true": True}
+    if change_kind == "world_change" and changed_at is None:
+        raise InvalidInput("a world_change needs input.changed_at (when the world changed); "
+                           "remem never invents the instant.", field="input.changed_at")
+    before = {v.item_id for v in memory.inspect(scope, key).current}
+    r = memory.remember(scope, key, value, kind=kind, valid_at=changed_at, source=source,
+                        idempotency_key=idempotency_key)
+    ended = sorted(before - {v.item_id for v in memory.inspect(scope, key).current})
+    return {"change_kind": change_kind, **r.to_dict(), "ended": ended,
+            "changed_at": to_iso(changed_at) if changed_at else None}
+
+
+def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
+             actor: str | None = None, source_ref: str | None = None,
+             target: str | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+    """Stores feedback with its origin; returns {feedback_id, origin, graded: False}."""
+    Scope.parse(scope)
+    if role not in ("agent", "assistant", "user"):
+        raise InvalidInput("feedback role must be agent (self-report) or user (a person).",
+                           field="input.role")
+    origin = "user_statement" if role == "user" else "agent_statement"
+    fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL, f"{memory.id}/{idempotency_key}").hex[:20]
+                   if idempotency_key else uuid.uuid4().hex[:20])
+    existing = memory.store.feedback_row(memory.id, fid)
+    if existing is None:
+        memory.store.insert_feedback(memory.id, {
+            "feedback_id": fid, "origin": origin, "actor": actor, "scope": scope,
+            "target": target or source_ref, "text": text,
+            "created_at": to_iso(memory.clock.now())})
+    return {"feedback_id": fid, "origin": origin, "graded": False,
+            "replayed": existing is not None}
+
+
+def forget_ref(memory: Any, target_ref: str, *, mode: str,
+               caller_scope: str | None = None) -> dict[str, Any]:
+    """KIP forget: ``semantic`` forgets an item (or every item formed from a source) with the
+    full cascade and tombstones; ``payload_only`` erases a source's text (or an item's source
+    texts) and keeps derived claims."""
+    rec = memory.store.item(memory.id, target_ref)
+    if mode == "semantic":
+        if rec is not None:
+            return {"mode": mode, **memory.forget(target_ref, caller_scope=caller_scope).to_dict()}
+        items = memory.store.items_from_source(memory.id, target_ref)
+        if memory.store.source(memory.id, target_ref) is None and not items:
+            raise NotFoundOrNotVisible(f"No item or source {target_ref!r} visible here.",
+                                       target_ref=target_ref)
+        reports = [memory.forget(i, caller_scope=caller_scope).to_dict() for i in items
+                   if memory.store.item(memory.id, i) is not None]
+        src = memory.forget_source(target_ref)
+        states = {r["state"] for r in reports} | {src["state"]}
+        return {"mode": mode, "state": "completed" if states == {"completed"} else "partial",
+                "items": [i for r in reports for i in r["items"]], "reports": reports,
+                "source": src}
+    source_ids = [rec.source_id] if rec is not None and rec.source_id else [target_ref]
+    out = [memory.forget_source(s) for s in source_ids]
+    return {"mode": mode, "state": "completed" if all(o["state"] == "completed" for o in out)
+            else "partial", "sources": out}
