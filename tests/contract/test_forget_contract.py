@@ -119,3 +119,17 @@ def test_deleted_memories_leave_no_text_in_the_database_files(remem_store, datab
     raw = database_bytes()
     assert SECRET.encode() not in raw and b"secret hideout" not in raw
     assert kept.inspect("user:alice", "home_city").value == "Paris"
+
+
+def test_forgetting_a_source_removes_its_text_from_the_files(remem_store, database_bytes):
+    mem = remem_store.create_memory("m1")
+    for n in range(20):
+        mem.observe("user:alice", f"small talk number {n}", source_id=f"s{n}", derive=False)
+    mem.observe("user:alice", QUOTE, source_id="secret", derive=False)
+    assert SECRET.encode() in database_bytes()
+    out = mem.forget_source("secret")
+    assert out["state"] == "completed"
+    found = mem.recall("user:alice", "secret hideout", budget_tokens=1500).sources
+    assert all(s.id != "secret" for s in found)
+    assert SECRET.encode() not in database_bytes()
+    assert remem_store.verify()["ok"]  # the chain entry stays, without its text

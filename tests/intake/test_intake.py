@@ -296,3 +296,27 @@ def test_kip_forget_semantic_and_payload_only(store):
     out = kip(mem, "forget", {"target_ref": item.item_id, "mode": "semantic"}, key="g2")
     assert out["status"] == "succeeded" and out["result"]["state"] == "completed"
     assert mem.inspect(U, "allergies").state == "forgotten"
+
+
+def test_a_separate_worker_process_forms_what_another_process_observed(tmp_path):
+    """observe in one process (derive left to workers), `remem worker --once` in another."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "w.db")
+    env = {**os.environ, "REMEM_DATABASE_URL": db, "REMEM_DERIVE": "worker"}
+    cli = [sys.executable, "-m", "remem.cli.main"]
+    subprocess.run([*cli, "memory", "create", "m"], env=env, check=True, capture_output=True)
+    out = subprocess.run([*cli, "-m", "m", "--json", "observe", U, "I live in Porto.",
+                          "--source-id", "t1"], env=env, check=True, capture_output=True,
+                         text=True)
+    receipt = json.loads(out.stdout)
+    assert receipt["phase"] == "recorded"
+    subprocess.run([*cli, "worker", "--once"], env=env, check=True, capture_output=True)
+    got = subprocess.run([*cli, "-m", "m", "--json", "receipt", receipt["receipt_id"]],
+                         env=env, check=True, capture_output=True, text=True)
+    assert json.loads(got.stdout)["phase"] == "available"
+    mem = remem.open(db).memory("m")
+    assert mem.inspect(U, "home_city").value == "Porto"

@@ -335,6 +335,9 @@ class RecallIn(_In):
     kinds: list[str] | None = Field(default=None, max_length=16)
     include_history: bool = False
     limit: int = Field(default=30, ge=1, le=1000)
+    after: list[str] = Field(default_factory=list, max_length=128,
+                             description="Receipts that must be available first (barrier).")
+    deadline_ms: int = Field(default=0, ge=0, le=60_000)
 
 
 class ContextIn(_In):
@@ -346,14 +349,22 @@ class ContextIn(_In):
 
 
 class ReceiptOut(_Out):
+    receipt_id: str
     source_id: str
     phase: str = Field(examples=["recorded"])
+    accepted_seq: int
+    resolved_seq: int | None = None
+    available_seq: int | None = None
+    disposition: str | None = None
+    reason: str | None = None
     replayed: bool = False
 
 
 class RecallOut(_Out):
     """The measured document: its serialisation is at most ``budget_tokens`` tokens."""
 
+    status: str = Field(examples=["succeeded"])
+    action_eligible: bool
     basis_seq: int
     truncated: bool
     coverage: dict[str, str]

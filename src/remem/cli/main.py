@@ -38,7 +38,10 @@ def main_options(
 
 
 def open_store() -> remem.RememStore:
-    return remem.open(STATE.db)
+    """The database of --db; REMEM_DERIVE=worker leaves derive jobs to `remem worker`."""
+    import os
+
+    return remem.open(STATE.db, derive=os.environ.get("REMEM_DERIVE", "inline"))
 
 
 def current_memory(create: bool = False) -> remem.Memory:
@@ -324,12 +327,18 @@ def _register_commands() -> None:
     from remem.cli import forget_cmds
 
     forget_cmds.register(app)
+    from remem.cli import intake_cmds
+
+    intake_cmds.register(app)
     from remem.cli import serve_cmds
 
     serve_cmds.register(app)
     from remem.cli import recall_cmds
 
     recall_cmds.register(app)
+    from remem.cli import bench_cmds
+
+    bench_cmds.register(app)
 
 
 _register_commands()

@@ -52,8 +52,16 @@ def recall(body: RecallIn, access: Reader) -> Response:
     result = access.memory.recall(
         _readable(access, body.scopes), body.query, budget_tokens=body.budget_tokens,
         tokenizer=body.tokenizer, valid_at=body.valid_at, kinds=body.kinds,
-        include_history=body.include_history, limit=body.limit)
+        include_history=body.include_history, limit=body.limit,
+        after=[_visible_after(access, r) for r in body.after], deadline_ms=body.deadline_ms)
     return _measured(result)
+
+
+def _visible_after(access: Access, receipt_id: str) -> str:
+    from remem.api.routes.intake import _visible_receipt
+
+    _visible_receipt(access, receipt_id)
+    return receipt_id
 
 
 @router.post("/context", response_model=ContextOut, summary="Context (byte budget)",

@@ -1,0 +1,119 @@
+"""CLI: ``remem bench locomo`` and ``remem bench scale`` (thin: parse, run, render)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from remem.cli.output import STATE, console, emit
+from remem.errors import InvalidInput
+
+
+def _ints(text: str, option: str) -> list[int]:
+    try:
+        values = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        values = []
+    if not values or any(v < 1 for v in values):
+        raise InvalidInput(f"--{option} takes positive integers separated by commas, e.g. "
+                           f"5,10; got {text!r}.", field=option)
+    return values
+
+
+def register(app: typer.Typer) -> None:
+    from remem.cli.main import run
+    from remem.cli.recall_cmds import _bench_app
+
+    bench = _bench_app(app)
+
+    @bench.command("locomo")
+    def bench_locomo(
+        data: Annotated[Path | None, typer.Option(
+            help="LoCoMo JSON file (default: the shared dev split, or $REMEM_LOCOMO_PATH).")
+        ] = None,
+        k: Annotated[str, typer.Option(help="Comma-separated k of recall@k.")] = "5,10",
+        out: Annotated[Path, typer.Option(help="Directory for results.json, "
+                                               "per_question.jsonl and recall.png.")] = Path(
+            "bench-out/locomo"),
+        limit_conversations: Annotated[int | None, typer.Option(
+            help="Only the first N conversations.")] = None,
+        keep_db: Annotated[bool, typer.Option(help="Keep the per-conversation SQLite files "
+                                                   "(OUT/db).")] = False,
+    ) -> None:
+        """Evidence recall@k on LoCoMo: remem vs BM25 vs dense-only, with cost."""
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        from remem.bench.locomo_bench import (
+            recall_tables,
+            run_locomo,
+            summary_line,
+        )
+        from remem.bench.locomo_data import locate_dev_split
+
+        def body():
+            ks = _ints(k, "k")
+            path = data or locate_dev_split()
+            if path is None or not Path(path).is_file():
+                raise InvalidInput("No LoCoMo file: pass --data PATH (the LoCoMo JSON layout, "
+                                   "e.g. ../shared/data/locomo-dev.json).", field="data")
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                          disable=STATE.json) as bar:
+                tasks: dict[str, int] = {}
+
+                def progress(label: str, done: int, total: int) -> None:
+                    if label not in tasks:
+                        tasks[label] = bar.add_task(f"observing {label}", total=total)
+                    bar.update(tasks[label], completed=done)
+
+                doc = run_locomo(path, ks=ks, out_dir=out,
+                                 limit_conversations=limit_conversations, progress=progress,
+                                 keep_db=keep_db)
+            if STATE.json:
+                emit(doc)
+                return
+            for table in recall_tables(doc):
+                console.print(table)
+            console.print(summary_line(doc))
+            console.print(f"wrote {out / 'results.json'}, {out / 'per_question.jsonl'} and "
+                          f"{out / 'recall.png'}")
+        run(body)
+
+    @bench.command("scale")
+    def bench_scale(
+        items: Annotated[str, typer.Option(help="Comma-separated sizes, e.g. "
+                                                "10000,100000,1000000.")] = "10000,100000",
+        out: Annotated[Path, typer.Option(help="Directory for SQLite files, results.json and "
+                                               "scale.png.")] = Path("bench-out/scale"),
+        scopes: Annotated[int, typer.Option(help="User scopes the items spread over.")] = 100,
+        queries: Annotated[int, typer.Option(help="Timed recalls per size.")] = 200,
+        budget_tokens: Annotated[int, typer.Option(help="Recall budget.")] = 1000,
+        single_sample: Annotated[int, typer.Option(
+            help="Items written one remember at a time before the batched rest.")] = 1000,
+        batch_size: Annotated[int, typer.Option(help="Items per batch.")] = 512,
+    ) -> None:
+        """Write throughput, recall p50/p95, size on disk and RSS per size; a PNG of growth.
+
+        Uses SQLite files in OUT, or the PostgreSQL database given with the global --db
+        postgresql://... (a memory 'scale-N' per size is replaced there)."""
+        from remem.bench.scale_bench import rich_table, run_scale
+
+        def body():
+            sizes = _ints(items, "items")
+            db = STATE.db if STATE.db and STATE.db.startswith(("postgresql://",
+                                                                "postgres://")) else None
+            doc = run_scale(sizes, db=db, out_dir=out, scopes=scopes, queries=queries,
+                            budget_tokens=budget_tokens, single_sample=single_sample,
+                            batch_size=batch_size, verbose=not STATE.json)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            for g in doc["growth"]:
+                console.print(f"recall p95 {g['from']} -> {g['to']} items: x{g['ratio']} "
+                              f"(x{g['per_10x']} per 10x; goal <= x{g['goal_per_10x']}: "
+                              f"{'met' if g['ok'] else 'NOT met'})")
+            console.print(f"wrote {out / 'results.json'} and {out / 'scale.png'}")
+        run(body)

@@ -1,0 +1,84 @@
+"""CLI: receipts, job runs, the worker process and KIP requests (thin commands)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from remem.cli.output import STATE, console, emit
+
+
+def register(app: typer.Typer) -> None:
+    from remem.cli.main import current_memory, open_store, run
+
+    @app.command()
+    def receipt(receipt_id: str) -> None:
+        """Show an intake receipt's phase (recorded, processed, available, failed)."""
+        def body():
+            r = current_memory().receipt(receipt_id)
+            emit(r, f"{r.receipt_id}: {r.phase} (accepted_seq {r.accepted_seq}, available_seq "
+                    f"{r.available_seq}, disposition {r.disposition})"
+                    + (f" reason: {r.reason}" if r.reason else ""))
+        run(body)
+
+    @app.command()
+    def runs(limit: Annotated[int, typer.Option(help="How many runs.")] = 20) -> None:
+        """List recent job runs (derive, consolidate) with status and failure reason."""
+        def body():
+            rows = current_memory().runs(limit)
+            t = Table(title="runs")
+            for col in ("run", "kind", "status", "started", "reason / stats"):
+                t.add_column(col, overflow="fold")
+            for r in rows:
+                t.add_row(r["run_id"], r["kind"], r["status"], r["started_at"][:19],
+                          r["reason"] or json.dumps(r["stats"]))
+            emit(rows, t if rows else "(no runs yet)")
+        run(body)
+
+    @app.command()
+    def worker(
+        once: Annotated[bool, typer.Option("--once", help="Run due jobs, then exit.")] = False,
+        poll_s: Annotated[float, typer.Option(help="Idle poll interval, seconds.")] = 0.5,
+    ) -> None:
+        """Run background jobs (derive, consolidate) for every memory until stopped."""
+        def body():
+            from remem.service.jobs.runner import Worker
+
+            w = Worker(open_store())
+            if once:
+                out = w.run_until_idle()
+                emit(out, f"ran {len(out)} jobs")
+                return
+            stopping = {"now": False}
+
+            def stop(*_):
+                stopping["now"] = True
+
+            signal.signal(signal.SIGTERM, stop)
+            signal.signal(signal.SIGINT, stop)
+            console.print(f"remem worker {w.worker_id} on {STATE.db}; Ctrl-C stops.")
+            w.run_forever(poll_s=poll_s, stop=lambda: stopping["now"],
+                          on_job=lambda r: emit(r, f"{r['kind']} {r['status']} {r['job_id']}"))
+        run(body)
+
+    @app.command()
+    def kip(file: Annotated[str, typer.Option("--file", "-f",
+                                              help="KIP request JSON, or - for stdin.")]) -> None:
+        """Serve one KIP 2.0 Memory Interface request."""
+        def body():
+            data = sys.stdin.read() if file == "-" else Path(file).read_text()
+            try:
+                req = json.loads(data)
+            except json.JSONDecodeError as exc:
+                from remem.errors import InvalidInput
+
+                raise InvalidInput(f"request is not JSON: {exc.msg}", field="file") from exc
+            out = current_memory().kip(req)
+            emit(out, json.dumps(out, indent=2, ensure_ascii=False))
+        run(body)
