@@ -320,3 +320,26 @@ def test_a_separate_worker_process_forms_what_another_process_observed(tmp_path)
     assert json.loads(got.stdout)["phase"] == "available"
     mem = remem.open(db).memory("m")
     assert mem.inspect(U, "home_city").value == "Porto"
+
+
+def test_capture_advances_a_cursor_and_resending_duplicates_nothing(store):
+    from remem.errors import CursorMismatch
+
+    mem = store.create_memory("m1")
+    turns = [{"id": "c1", "role": "user", "text": "I live in Lyon.",
+              "occurred_at": "2026-03-01T09:00:00+01:00"},
+             {"id": "c2", "role": "assistant", "text": "Noted, Lyon."}]
+    first = mem.capture(U, "chat", "conv-1", turns)
+    assert first["position"] == 2 and len(first["captured"]) == 2
+    head = store.adapter.head_seq("m1")
+    again = mem.capture(U, "chat", "conv-1", turns)
+    assert again == {"position": 2, "captured": [], "skipped": 2}
+    assert store.adapter.head_seq("m1") == head
+    more = mem.capture(U, "chat", "conv-1", [*turns, {"id": "c3", "role": "user",
+                                                      "text": "I speak Basque."}])
+    assert more["position"] == 3 and [r["source_id"] for r in more["captured"]] == ["c3"]
+    with pytest.raises(CursorMismatch):
+        mem.capture(U, "chat", "conv-1", turns, expected_position=2)
+    events = [e["type"] for e in store.adapter.events("m1")]
+    assert events.count("capture.advanced") == 2
+    assert mem.inspect(U, "languages").value == ["Basque"]

@@ -191,3 +191,69 @@ class Intake:
             if time.monotonic() >= end:
                 return Barrier("pending", receipts)
             time.sleep(poll_ms / 1000)
+
+
+def capture(memory: Any, scope: str, host_kind: str, host_id: str,
+            turns: list[dict[str, Any]], *, expected_position: int | None = None
+            ) -> dict[str, Any]:
+    """Captures a host conversation: observes only turns after the cursor, then advances it
+    by compare-and-set (``capture.advanced``), so re-sending a conversation duplicates nothing.
+
+    Args:
+        turns: the whole conversation (or its tail) as ``[{id, role, text, occurred_at?}]``,
+            oldest first; ``id`` is the host's stable message id (the source id).
+        expected_position: the cursor position the caller last saw; None reads it now.
+
+    Returns:
+        ``{"position", "captured": [receipt dicts], "skipped": n}``.
+
+    Raises:
+        CursorMismatch: another capture moved the cursor first (re-read and resend).
+        InvalidInput: a turn without id/role/text.
+    """
+    from remem.domain.events import Event, EventType
+    from remem.domain.model import Scope
+    from remem.errors import InvalidInput
+
+    Scope.parse(scope)
+    for i, t in enumerate(turns):
+        if not isinstance(t, dict) or not t.get("id") or not t.get("role") or not isinstance(
+                t.get("text"), str):
+            raise InvalidInput(f"turn {i} needs id, role and text.", field=f"turns[{i}]")
+    cur = memory.store.capture_cursor(memory.id, host_kind, host_id)
+    position = cur["position"] if cur else 0
+    if expected_position is not None and expected_position != position:
+        from remem.errors import CursorMismatch
+
+        raise CursorMismatch(f"Capture cursor of {host_kind}:{host_id} is at {position}, not "
+                             f"{expected_position}; re-read it and send only newer turns.",
+                             position=position)
+    last_id = cur["last_event_id"] if cur else None
+    ids = [t["id"] for t in turns]
+    start = ids.index(last_id) + 1 if last_id in ids else (0 if last_id is None else None)
+    if start is None:  # the tail sent does not include the last captured turn
+        start = 0
+    new = turns[start:]
+    captured = []
+    for t in new:
+        at = t.get("occurred_at")
+        if isinstance(at, str):
+            from remem.domain.timefmt import from_iso
+
+            at = from_iso(at, field="occurred_at")
+        r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
+                           run_id=f"{host_kind}:{host_id}", occurred_at=at,
+                           actor=t.get("actor"))
+        captured.append(r.to_dict())
+    if new:
+        now = to_iso(memory.clock.now())
+        with memory.store.unit_of_work(memory.id) as uow:
+            memory.store.advance_capture_cursor(
+                uow.conn, memory.id, host_kind, host_id, expected_position=position,
+                last_event_id=new[-1]["id"], position=position + len(new), now=now)
+            head, _ = uow.head()
+            uow.append([Event(EventType.CAPTURE_ADVANCED, {
+                "host_kind": host_kind, "host_id": host_id, "last_event_id": new[-1]["id"]})],
+                actor="system:capture", at=now, expected_seq=head)
+        position += len(new)
+    return {"position": position, "captured": captured, "skipped": len(turns) - len(new)}

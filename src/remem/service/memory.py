@@ -236,6 +236,15 @@ class Memory:
 
         return KipBinding(self).handle(request)
 
+    def capture(self, scope: str, host_kind: str, host_id: str, turns: list[dict[str, Any]],
+                *, expected_position: int | None = None) -> dict[str, Any]:
+        """Captures a host conversation past its cursor (compare-and-set); see
+        ``service.intake.capture``. Re-sending the same conversation duplicates nothing."""
+        from remem.service.intake import capture
+
+        return capture(self, scope, host_kind, host_id, turns,
+                       expected_position=expected_position)
+
     def receipt(self, receipt_id: str) -> Receipt:
         """Current progress of a receipt (NotFoundOrNotVisible outside this memory)."""
         return self.intake.get(receipt_id)
