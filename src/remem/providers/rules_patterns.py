@@ -44,6 +44,9 @@ KEYS = MappingProxyType({
     "allergies": KeySpec("fact", "multi"),
     "languages": KeySpec("fact", "multi"),
     "pets": KeySpec("fact", "multi"),
+    "phone_number": KeySpec("profile_slot", "single"),
+    "email": KeySpec("profile_slot", "single"),
+    "units": KeySpec("preference", "single"),
 })
 
 
@@ -509,6 +512,15 @@ RULES = (
     _rule(r"my\s+(?:time\s*zone|tz)\s+is\s+(?P<v>\S+(?:\s*[+\-−]\s*\S+)?)", _TIMEZONE),
     _rule(rf"{_IM}\s+(?:in|on)\s+(?:the\s+)?(?P<v>(?:utc|gmt)(?:\s*[+\-−]\s*{_OFFSET})?"
           rf"|[+\-−]{_OFFSET}|[A-Z][a-z]+/[A-Za-z_/-]+)(?:\s+(?:time\s*zone|time))?", _TIMEZONE),
+    # contact details and units
+    _rule(r"my\s+(?:(?:mobile|cell|home|work|new)\s+)?(?:phone\s+)?number\s+is\s+"
+          r"(?P<v>\+?\d[\d\s().-]{5,22}\d)",
+          lambda m: [Hit("phone_number", " ".join(m.group("v").split()))]),
+    _rule(r"my\s+(?:(?:work|personal|new)\s+)?e-?mail(?:\s+address)?\s+is\s+"
+          r"(?P<v>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)", lambda m: [Hit("email", m.group("v"))]),
+    _rule(r"(?:please\s+)?(?:always\s+)?(?:answer|reply|respond|give\s+(?:me\s+)?\w+|use)\s+"
+          r"(?:in\s+|with\s+)?(?P<v>metric|imperial)(?:\s+units)?",
+          lambda m: [Hit("units", m.group("v").lower())]),
     # name
     _rule(rf"my\s+(?:first\s+)?name(?:'s|\s+is){_ANY}", _one("name", _person_name)),
     _rule(rf"(?:{_IM}\s+called|{_I}\s+go\s+by|(?:(?:you\s+can|please|just|feel\s+free\s+to)\s+)*"
@@ -519,6 +531,7 @@ RULES = (
           r"(?:\s+diet)?", _diet),
     _rule(rf"{_IHAVE}\s+(?:become|became|went|gone|turned|been)\s+(?:an?\s+)?(?P<v>{_DIET})",
           _diet),
+    _rule(rf"{_I}\s+(?:eat|do\s+eat)\s+meat", _const("diet", "omnivore")),
     # allergies
     _rule(rf"{_IM}(?:\s+(?:very|severely|extremely|mildly|slightly|highly|deathly|seriously))?"
           rf"\s+allergic\s+to\s+{_ANY}", _many("allergies", _free_items)),

@@ -71,6 +71,9 @@ KEY_CATALOGUE: Mapping[str, tuple[Kind, str]] = {
     "allergies": (Kind.FACT, "one allergy"),
     "languages": (Kind.FACT, "one language the user speaks"),
     "pets": (Kind.FACT, "one pet, e.g. 'dog named Rex'"),
+    "phone_number": (Kind.PROFILE_SLOT, "the user's own phone number"),
+    "email": (Kind.PROFILE_SLOT, "the user's own e-mail address"),
+    "units": (Kind.PREFERENCE, "metric or imperial"),
 }
 """Keys the prompt suggests, frozen with this version (they mirror the rule extractor's keys)."""
 
