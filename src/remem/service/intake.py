@@ -230,10 +230,11 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
                              position=position)
     last_id = cur["last_event_id"] if cur else None
     ids = [t["id"] for t in turns]
-    start = ids.index(last_id) + 1 if last_id in ids else (0 if last_id is None else None)
-    if start is None:  # the tail sent does not include the last captured turn
-        start = 0
-    new = turns[start:]
+    start = ids.index(last_id) + 1 if last_id in ids else 0
+    run_id = f"{host_kind}:{host_id}"
+    # Past the cursor, and never a turn this conversation already recorded (a resent head).
+    new = [t for t in turns[start:]
+           if (row := memory.store.source(memory.id, t["id"])) is None or row["run_id"] != run_id]
     captured = []
     for t in new:
         at = t.get("occurred_at")
@@ -242,7 +243,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
 
             at = from_iso(at, field="occurred_at")
         r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
-                           run_id=f"{host_kind}:{host_id}", occurred_at=at,
+                           run_id=run_id, occurred_at=at,
                            actor=t.get("actor"))
         captured.append(r.to_dict())
     if new:
