@@ -665,3 +665,17 @@ def test_a_declared_cardinality_never_changes(store):
     fresh.remember("user:bob", "languages", "German")
     fresh.remember("user:bob", "languages", "Dutch")
     assert sorted(fresh.inspect("user:bob", "languages").value) == ["Dutch", "German"]
+
+
+def test_remember_many_commits_all_in_one_transaction_or_nothing(memory):
+    head = memory.status()["head_seq"]
+    with pytest.raises(remem.InvalidInput) as e:
+        memory.remember_many([{"scope": "user:a", "key": "diet", "value": "vegan"},
+                              {"scope": "user:a", "key": "home_city", "value": ""}])
+    assert e.value.details["index"] == 1
+    assert memory.status()["head_seq"] == head  # nothing written
+    out = memory.remember_many([{"scope": "user:a", "key": "diet", "value": "vegan"},
+                                {"scope": "user:a", "key": "diet", "value": "vegan"},
+                                {"scope": "user:a", "key": "languages", "value": "Basque"}])
+    assert [r.outcome for r in out] == ["created", "duplicate", "created"]
+    assert memory.inspect("user:a", "diet").value == "vegan"

@@ -120,6 +120,34 @@ class Memory:
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=idempotency_key or _derived_key("remember", cand, self.config)))
 
+    def remember_many(self, statements: list[dict[str, Any]], *,
+                      actor: str = DEFAULT_ACTOR) -> list[WriteResult]:
+        """Remembers several statements in one transaction (all validated first; all or
+        nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
+        valid_at, source, valid_until, idempotency_key.
+
+        Raises:
+            InvalidInput: any statement is invalid (nothing written).
+        """
+        reqs = []
+        for i, st in enumerate(statements):
+            try:
+                cand = self._candidate(st["scope"], st["key"], st.get("value"), st.get("kind"),
+                                       st.get("valid_at"), st.get("source"),
+                                       st.get("valid_until"))
+            except KeyError as exc:
+                raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
+                                   field=exc.args[0]) from exc
+            except InvalidInput as exc:
+                exc.details["index"] = i
+                raise
+            reqs.append(WriteRequest(
+                cand, Authority.OWNER, actor,
+                stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
+                idempotency_key=st.get("idempotency_key") or _derived_key("remember", cand,
+                                                                         self.config)))
+        return self.writer.write_many(reqs)
+
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
                 kind: str | None = None, source: Source | dict | None = None,
                 replaces: str | None = None, idempotency_key: str | None = None,

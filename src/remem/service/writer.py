@@ -67,8 +67,28 @@ class Writer:
         self.before_write: list[Callable[[WriteRequest], None]] = []
 
     def write(self, req: WriteRequest) -> WriteResult:
-        for hook in self.before_write:
-            hook(req)
+        """Decides and commits one request in its own transaction (bounded HeadMoved retry)."""
+        return self.write_many([req])[0]
+
+    def write_many(self, reqs: list[WriteRequest]) -> list[WriteResult]:
+        """Decides and commits requests in order, all in ONE transaction (batched intake).
+
+        Each request still goes through the one decision against the state its predecessors
+        left; a failure rolls back the whole batch (nothing half-applied).
+        """
+        for req in reqs:
+            for hook in self.before_write:
+                hook(req)
+        for attempt in range(self.max_attempts):
+            try:
+                with self.store.unit_of_work(self.memory_id) as uow:
+                    return [self._write_in(uow, req) for req in reqs]
+            except HeadMoved:
+                if attempt == self.max_attempts - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _write_in(self, uow: Any, req: WriteRequest) -> WriteResult:
         c = req.candidate
         scope, key = str(c.scope), c.key
         idem_digest = digest([req.intent, scope, key, c.value, c.kind.value,
@@ -76,35 +96,27 @@ class Writer:
                               to_iso(c.valid_until) if c.valid_until else None,
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces])
-        for attempt in range(self.max_attempts):
-            try:
-                with self.store.unit_of_work(self.memory_id) as uow:
-                    if req.idempotency_key:
-                        found = uow.idempotency_get(req.idempotency_key)
-                        if found is not None:
-                            return _replay(found, idem_digest, req.idempotency_key)
-                    head, _ = uow.head()
-                    proj = uow.projection_for(scope, key)
-                    state = key_state(proj, scope, key)
-                    now = self.clock.now()
-                    salt = os.urandom(16)
-                    payload = {"value": c.value, "quote": c.source.text}
-                    card, on_change = self.policy(key)
-                    decision = decide(
-                        state, c, memory_id=self.memory_id, authority=req.authority, now=now,
-                        content_hash=salted_digest(salt, payload), judgement=req.judgement,
-                        expected_revision=req.expected_revision, replaces=req.replaces,
-                        on_change=on_change, cardinality=card)
-                    result = self._commit(uow, head, proj, decision, req, scope, key, now,
-                                          salt, payload)
-                    if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
-                        uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
-                                            result.item_id, to_iso(now))
-                    return result
-            except HeadMoved:
-                if attempt == self.max_attempts - 1:
-                    raise
-        raise AssertionError("unreachable")
+        if req.idempotency_key:
+            found = uow.idempotency_get(req.idempotency_key)
+            if found is not None:
+                return _replay(found, idem_digest, req.idempotency_key)
+        head, _ = uow.head()
+        proj = uow.projection_for(scope, key)
+        state = key_state(proj, scope, key)
+        now = self.clock.now()
+        salt = os.urandom(16)
+        payload = {"value": c.value, "quote": c.source.text}
+        card, on_change = self.policy(key)
+        decision = decide(
+            state, c, memory_id=self.memory_id, authority=req.authority, now=now,
+            content_hash=salted_digest(salt, payload), judgement=req.judgement,
+            expected_revision=req.expected_revision, replaces=req.replaces,
+            on_change=on_change, cardinality=card)
+        result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
+        if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
+            uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
+                                result.item_id, to_iso(now))
+        return result
 
     def _commit(self, uow: Any, head: int, proj: Projection, decision: Decision,
                 req: WriteRequest, scope: str, key: str, now: datetime, salt: bytes,
