@@ -146,6 +146,10 @@ class Memory:
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=st.get("idempotency_key") or _derived_key("remember", cand,
                                                                          self.config)))
+        from remem.domain.textindex import item_text
+
+        self._embedding.prime([item_text(r.candidate.key, r.candidate.value,
+                                         r.candidate.source.text) for r in reqs])
         return self.writer.write_many(reqs)
 
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
