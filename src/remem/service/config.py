@@ -9,6 +9,21 @@ import jsonschema
 from remem.domain.model import Cardinality, Kind, OnChange
 from remem.errors import ConfigInvalid
 
+#: A model-backed provider (extraction or judge): the offline rules, or an OpenAI-compatible
+#: server. The API key is read from the environment variable named by ``api_key_env``.
+_MODEL_SPEC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "provider": {"enum": ["rules", "openai"]},
+        "base_url": {"type": "string"},
+        "model": {"type": "string"},
+        "api_key_env": {"type": "string"},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+    },
+    "required": ["provider"],
+    "additionalProperties": False,
+}
+
 CONFIG_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "remem memory config",
@@ -46,30 +61,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "properties": {"keep_days": {"type": "integer", "minimum": 1}},
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
-        "extraction": {
-            "type": "object",
-            "properties": {
-                "provider": {"enum": ["rules", "openai"]},
-                "base_url": {"type": "string"},
-                "model": {"type": "string"},
-                "api_key_env": {"type": "string"},
-                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
-            },
-            "required": ["provider"],
-            "additionalProperties": False,
-        },
-        "judge": {
-            "type": "object",
-            "properties": {
-                "provider": {"enum": ["rules", "openai"]},
-                "base_url": {"type": "string"},
-                "model": {"type": "string"},
-                "api_key_env": {"type": "string"},
-                "timeout_s": {"type": "number", "exclusiveMinimum": 0},
-            },
-            "required": ["provider"],
-            "additionalProperties": False,
-        },
+        "extraction": _MODEL_SPEC,
+        "judge": _MODEL_SPEC,
     },
 }
 
