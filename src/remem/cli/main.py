@@ -339,6 +339,9 @@ def _register_commands() -> None:
     from remem.cli import bench_cmds
 
     bench_cmds.register(app)
+    from remem.cli import agent_cmds
+
+    agent_cmds.register(app)
 
 
 _register_commands()

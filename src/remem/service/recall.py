@@ -117,10 +117,11 @@ class RecallService:
         awareness")."""
         index = self.embedding.index
         named: frozenset[str] = frozenset()
+        first: list[tuple[str, str]] | None = None  # reused when no name is stripped
         if with_sources:
             with index.read(self.memory.id) as snap:
-                found = [d for d, _ in snap.fts(query_terms(query), scopes, FETCH)
-                         if not is_item_doc(d)]
+                first = snap.fts(query_terms(query), scopes, FETCH)
+                found = [d for d, _ in first if not is_item_doc(d)]
                 named = named_actors(query, {r["actor"] for r in snap.sources(found).values()
                                              if r["actor"] and r["scope"] in f.scopes})
         search = strip_actors(query, named) if named else query
@@ -128,7 +129,8 @@ class RecallService:
         terms = query_terms(search)
         with index.read(self.memory.id) as snap:
             basis = snap.head_seq()
-            fts = snap.fts(terms, scopes, FETCH)
+            fts = first if first is not None and search == query else snap.fts(
+                terms, scopes, FETCH)
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
             keys = snap.key_items(candidate_keys(query), scopes, FETCH)
             fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -61,6 +62,16 @@ class RecallRow(NamedTuple):
     valid_until: str | None
     payload_id: str
     source_id: str | None
+
+
+FTS_RANK_CAP = 1500
+"""Expected full-text matches above which the most frequent query terms are dropped."""
+
+
+def _vocab_form(term: str) -> str:
+    """A term as ``unicode61 remove_diacritics 2`` stores it (``café`` -> ``cafe``)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", term)
+                   if not unicodedata.combining(c))
 
 
 def optimize_fts(conn: sqlite3.Connection) -> None:
@@ -186,10 +197,18 @@ class SearchSnapshot:
         """(doc id, scope) of documents containing any of the terms in the scopes, best bm25
         first.
 
-        The scope restriction is part of the MATCH expression (``scope_key`` column), so FTS5
-        ranks only the caller's documents; the join re-checks memory and scope.
+        When the scopes hold a minority of the database's documents the scope restriction is
+        part of the MATCH expression (``scope_key`` column), so FTS5 ranks only the caller's
+        documents; otherwise that clause would only add work and is left out. Either way the
+        join re-checks memory and scope. See :meth:`_affordable` for dropped terms.
         """
-        match = match_expression(list(terms), [scope_term(self.memory_id, s) for s in scopes])
+        total = self.conn.execute("SELECT max(rowid) FROM search_docs").fetchone()[0] or 1
+        in_scopes = self._cache.scope_size(self.conn, self.memory_id, scopes)
+        share = 0.0 if in_scopes is None else min(1.0, in_scopes / total)
+        terms = self._affordable(list(terms), share) if (in_scopes or 0) > FTS_RANK_CAP \
+            else list(terms)
+        scope_terms = [scope_term(self.memory_id, s) for s in scopes] if share < 0.5 else None
+        match = match_expression(terms, scope_terms)
         if match is None:
             return []
         rows = self.conn.execute(
@@ -199,6 +218,25 @@ class SearchSnapshot:
             f"ORDER BY bm25(search_fts, 1.0, 0.0), d.doc_id LIMIT ?",
             (match, self.memory_id, *scopes, limit))
         return [(r[0], r[1]) for r in rows]
+
+    def _affordable(self, terms: list[str], share: float) -> list[str]:
+        """Drops the most frequent terms while the expected number of matches in the scopes
+        exceeds :data:`FTS_RANK_CAP` (bm25 is computed for every match, about 2 ms per 1,000
+        here; the rarer terms carry the ranking, and the vector channel sees the whole query).
+        Expected matches = the terms' document frequencies (``fts5vocab``) x the scopes' share
+        of all documents. Terms the vocabulary does not know are kept."""
+        if len(terms) < 2:
+            return terms
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING "
+                          "fts5vocab(main, search_fts, 'row')")
+        keys = {t: _vocab_form(t) for t in terms}
+        wanted = list(dict.fromkeys(keys.values()))
+        df = dict(self.conn.execute(f"SELECT term, doc FROM temp.search_vocab WHERE term IN "
+                                    f"({_in(wanted)})", wanted).fetchall())
+        kept = list(terms)
+        while len(kept) > 1 and sum(df.get(keys[t], 0) for t in kept) * share > FTS_RANK_CAP:
+            kept.remove(max(kept, key=lambda t: df.get(keys[t], 0)))
+        return kept
 
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
                 min_score: float) -> list[tuple[str, float, str]]:

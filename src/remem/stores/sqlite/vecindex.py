@@ -98,6 +98,10 @@ class VectorIndex:
         return [(self._doc_ids[i], float(s), names[self._scopes[i]])
                 for i, s in zip(ids, scores[top], strict=True) if s >= min_score]
 
+    def count(self, scopes: Sequence[str]) -> int:
+        """Rows (documents with a vector) in the scopes."""
+        return sum(len(self._rows(self._scope_code[s])) for s in scopes if s in self._scope_code)
+
     def _rows(self, code: int) -> np.ndarray:
         """Row numbers of one scope (cached until rows are added)."""
         cached = self._rows_cache.get(code)
@@ -136,6 +140,12 @@ class VectorCache:
             if idx.seq < seq:
                 _load(conn, memory_id, idx, seq)
             return idx
+
+    def scope_size(self, conn: sqlite3.Connection, memory_id: str,
+                   scopes: Sequence[str]) -> int | None:
+        """Documents of the scopes that have vectors (None when the memory has none)."""
+        idx = self.index_for(conn, memory_id)
+        return None if idx is None else idx.count(scopes)
 
     def invalidate(self, memory_id: str | None = None) -> None:
         """Drops the cached index of a memory, or every index when ``memory_id`` is None."""
