@@ -1,0 +1,275 @@
+"""Erasure SQL for forget, retention and memory deletion (PostgreSQL).
+
+Inside the forget transaction (``erase_items``): deletes payloads (every revision), marks
+idempotency records forgotten (no digest of the value survives), redacts source texts (text
+and salt removed, chain row kept), drops full-text rows, vectors and pinned profile renders,
+and records the physical scrub owed in ``erasure_scrubs``.
+
+After commit (``scrub``): a deleted or updated row stays in the table file as a dead tuple, and
+plain VACUUM only marks its space free without overwriting it (measured: the text is still in
+the file). So once no snapshot older than the forget transaction remains, the memory's
+partitions that held the text are rewritten with ``VACUUM FULL`` (new files; the old ones are
+removed, indexes rebuilt). Until that has run, ``remaining`` reports the surfaces as pending.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import tuple_row
+
+from remem.domain.canonical import normalize_text
+
+FORGOTTEN_DIGEST = "forgotten"
+#: Partitioned tables whose rows hold erased text (or a digest of it), rewritten by the
+#: scrub, and the report surface of each. ``vectors`` is not among them: its rows are deleted
+#: in the forget transaction, but rewriting it would rebuild the memory's HNSW index (minutes
+#: at 100k rows); its dead tuples hold floats, not text, and go with autovacuum.
+SCRUB_SURFACES = {"payloads": "payloads", "idempotency": "payloads", "sources": "sources",
+                  "search_docs": "full_text", "profile_renders": "pinned_profiles"}
+
+
+def _scalar(conn: psycopg.Connection, query: str, args: Sequence[Any]) -> Any:
+    return conn.cursor(row_factory=tuple_row).execute(query, args).fetchone()[0]
+
+
+def provenance_sources(conn: psycopg.Connection, memory_id: str,
+                       item_ids: Sequence[str]) -> list[str]:
+    """Source ids named by the items' provenance (read before the rows are erased)."""
+    if not item_ids:
+        return []
+    rows = conn.execute(
+        "SELECT source_id FROM provenance WHERE memory_id=%(m)s AND item_id = ANY(%(ids)s) "
+        "AND source_id IS NOT NULL UNION SELECT source_id FROM items WHERE memory_id=%(m)s "
+        "AND item_id = ANY(%(ids)s) AND source_id IS NOT NULL",
+        {"m": memory_id, "ids": list(item_ids)}).fetchall()
+    return sorted(r["source_id"] for r in rows)
+
+
+def payload_values(conn: psycopg.Connection, memory_id: str,
+                   item_ids: Sequence[str]) -> list[Any]:
+    if not item_ids:
+        return []
+    rows = conn.execute("SELECT value FROM payloads WHERE memory_id=%s AND item_id = ANY(%s)",
+                        (memory_id, list(item_ids)))
+    return [json.loads(r["value"]) for r in rows]
+
+
+def sources_containing(conn: psycopg.Connection, memory_id: str, scope: str,
+                       values: Sequence[Any]) -> list[str]:
+    """Unredacted sources of the scope whose text contains one of the string values
+    (normalised like SQLite: NFKC, casefold, collapsed whitespace)."""
+    needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
+    if not needles:
+        return []
+    out = []
+    for r in conn.execute("SELECT source_id, text FROM sources WHERE memory_id=%s AND "
+                          "scope=%s AND text IS NOT NULL", (memory_id, scope)):
+        norm = normalize_text(r["text"])
+        if any(n in norm for n in needles):
+            out.append(r["source_id"])
+    return out
+
+
+def forget_idempotency(conn: psycopg.Connection, memory_id: str,
+                       item_ids: Sequence[str]) -> int:
+    """Replaces idempotency records of erased items by a text-free 'forgotten' marker."""
+    if not item_ids:
+        return 0
+    rows = conn.execute("SELECT idem_key, result FROM idempotency WHERE memory_id=%s AND "
+                        "item_id = ANY(%s)", (memory_id, list(item_ids))).fetchall()
+    for r in rows:
+        old = json.loads(r["result"])
+        marker = {"outcome": "forgotten", "scope": old.get("scope"), "key": old.get("key"),
+                  "revision": old.get("revision", 0), "item_id": None}
+        conn.execute("UPDATE idempotency SET digest=%s, result=%s, item_id=NULL WHERE "
+                     "memory_id=%s AND idem_key=%s",
+                     (FORGOTTEN_DIGEST, json.dumps(marker), memory_id, r["idem_key"]))
+    return len(rows)
+
+
+def erase_docs(conn: psycopg.Connection, memory_id: str,
+               doc_ids: Sequence[str]) -> tuple[int, int]:
+    """Deletes full-text rows and vectors of items/sources; returns (fts_rows, vector_rows)."""
+    if not doc_ids:
+        return 0, 0
+    args = (memory_id, list(doc_ids))
+    fts = conn.execute("DELETE FROM search_docs WHERE memory_id=%s AND doc_id = ANY(%s)",
+                       args).rowcount
+    vec = conn.execute("DELETE FROM vectors WHERE memory_id=%s AND doc_id = ANY(%s)",
+                       args).rowcount
+    if vec:
+        conn.execute("UPDATE memories SET vector_epoch = vector_epoch + 1 WHERE memory_id=%s",
+                     (memory_id,))
+    return fts, vec
+
+
+def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str],
+                   at: str) -> int:
+    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable."""
+    if not source_ids:
+        return 0
+    return conn.execute("UPDATE sources SET text=NULL, salt=NULL, redacted_at=%s WHERE "
+                        "memory_id=%s AND source_id = ANY(%s) AND (text IS NOT NULL OR salt IS "
+                        "NOT NULL)", (at, memory_id, list(source_ids))).rowcount
+
+
+def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
+                         item_ids: Sequence[str]) -> int:
+    """Deletes pinned profile renders that included any of the items."""
+    wanted = set(item_ids)
+    n = 0
+    for r in conn.execute("SELECT activation_id, scopes, params, item_ids FROM profile_renders "
+                          "WHERE memory_id=%s", (memory_id,)).fetchall():
+        if wanted & set(json.loads(r["item_ids"])):
+            conn.execute("DELETE FROM profile_renders WHERE memory_id=%s AND activation_id=%s "
+                         "AND scopes=%s AND params=%s",
+                         (memory_id, r["activation_id"], r["scopes"], r["params"]))
+            n += 1
+    return n
+
+
+def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
+                scope: str, at: str) -> dict[str, Any]:
+    """Erases every surface of the given items inside the forget transaction and records
+    the physical scrub owed.
+
+    Returns:
+        Counts per surface plus ``_source_ids`` (the sources redacted).
+    """
+    ids = list(item_ids)
+    values = payload_values(conn, memory_id, ids)
+    source_ids = sorted(set(provenance_sources(conn, memory_id, ids))
+                        | set(sources_containing(conn, memory_id, scope, values)))
+    if source_ids:
+        rows = conn.execute("SELECT source_id FROM sources WHERE memory_id=%s AND "
+                            "source_id = ANY(%s)", (memory_id, source_ids)).fetchall()
+        source_ids = sorted(r["source_id"] for r in rows)
+    prov = conn.execute("DELETE FROM provenance WHERE memory_id=%s AND item_id = ANY(%s)",
+                        (memory_id, ids)).rowcount if ids else 0
+    fts, vec = erase_docs(conn, memory_id, [*ids, *source_ids])
+    payloads = conn.execute("DELETE FROM payloads WHERE memory_id=%s AND item_id = ANY(%s)",
+                            (memory_id, ids)).rowcount if ids else 0
+    counts = {
+        "payloads": payloads,
+        "provenance": prov,
+        "full_text": fts,
+        "vectors": vec,
+        "sources": redact_sources(conn, memory_id, source_ids, at),
+        "pinned_profiles": drop_profile_renders(conn, memory_id, ids),
+        "idempotency": forget_idempotency(conn, memory_id, ids),
+    }
+    touched = {"payloads": payloads, "idempotency": counts["idempotency"],
+               "sources": counts["sources"], "search_docs": fts,
+               "profile_renders": counts["pinned_profiles"]}
+    record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
+    return {**counts, "_source_ids": source_ids}
+
+
+def record_scrub(conn: psycopg.Connection, memory_id: str, tables: Sequence[str],
+                 at: str) -> None:
+    """Records, in the erasing transaction, which of the memory's partitions must be
+    rewritten once this transaction's deletes are invisible to every snapshot."""
+    if not tables:
+        return
+    conn.execute("INSERT INTO erasure_scrubs(memory_id, xid, tables, requested_at) VALUES "
+                 "(%s, pg_current_xact_id(), %s, %s) ON CONFLICT (memory_id, xid) DO UPDATE "
+                 "SET tables = ARRAY(SELECT DISTINCT unnest(erasure_scrubs.tables || "
+                 "EXCLUDED.tables) ORDER BY 1)", (memory_id, sorted(set(tables)), at))
+
+
+def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
+              source_ids: Sequence[str]) -> dict[str, int]:
+    """Rows that still hold erased content, plus 1 per surface whose physical scrub is still
+    owed (all zero once erasure is complete)."""
+    out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
+           "pinned_profiles": 0}
+    m = memory_id
+    if item_ids:
+        ids = list(item_ids)
+        out["payloads"] = _scalar(conn, "SELECT count(*) FROM payloads WHERE memory_id=%s AND "
+                                  "item_id = ANY(%s)", (m, ids))
+        out["provenance"] = _scalar(conn, "SELECT count(*) FROM provenance WHERE memory_id=%s "
+                                    "AND item_id = ANY(%s)", (m, ids))
+        out["full_text"] = _scalar(conn, "SELECT count(*) FROM search_docs WHERE memory_id=%s "
+                                   "AND doc_id = ANY(%s)", (m, ids))
+        out["vectors"] = _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
+                                 "doc_id = ANY(%s)", (m, ids))
+        wanted = set(ids)
+        renders = conn.execute("SELECT item_ids FROM profile_renders WHERE memory_id=%s",
+                               (m,)).fetchall()
+        out["pinned_profiles"] = sum(1 for r in renders
+                                     if wanted & set(json.loads(r["item_ids"])))
+    if source_ids:
+        sids = list(source_ids)
+        out["sources"] = _scalar(conn, "SELECT count(*) FROM sources WHERE memory_id=%s AND "
+                                 "source_id = ANY(%s) AND (text IS NOT NULL OR salt IS NOT "
+                                 "NULL)", (m, sids))
+        out["full_text"] += _scalar(conn, "SELECT count(*) FROM search_docs WHERE "
+                                    "memory_id=%s AND doc_id = ANY(%s)", (m, sids))
+        out["vectors"] += _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
+                                  "doc_id = ANY(%s)", (m, sids))
+    for r in conn.execute("SELECT DISTINCT unnest(tables) AS t FROM erasure_scrubs WHERE "
+                          "memory_id=%s AND done_at IS NULL", (m,)):
+        out[SCRUB_SURFACES[r["t"]]] += 1
+    return out
+
+
+# --- physical scrub (after commit, autocommit connection) -----------------------------------
+def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
+    """True when no session of this database, prepared transaction or replication slot can
+    still see rows deleted by transaction ``xid`` (so VACUUM FULL will not copy them)."""
+    return not _scalar(conn, """
+        WITH e AS (SELECT age((%(x)s::text)::xid8::xid) AS age)
+        SELECT EXISTS (
+          SELECT 1 FROM pg_stat_activity, e
+           WHERE datname = current_database() AND pid <> pg_backend_pid()
+             AND backend_xmin IS NOT NULL AND age(backend_xmin) >= e.age)
+        OR EXISTS (
+          SELECT 1 FROM pg_prepared_xacts, e
+           WHERE database = current_database() AND age(transaction) >= e.age)
+        OR EXISTS (
+          SELECT 1 FROM pg_replication_slots, e WHERE xmin IS NOT NULL AND age(xmin) >= e.age)
+        """, {"x": xid})
+
+
+def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:
+    """Owed scrubs per memory: [{memory_id, mno, xid (newest), tables}]."""
+    return conn.execute(
+        "SELECT s.memory_id, m.mno, max(s.xid::text::bigint) AS xid, "
+        "array_agg(DISTINCT t ORDER BY t) AS tables FROM erasure_scrubs s "
+        "JOIN memories m USING (memory_id), unnest(s.tables) AS t "
+        "WHERE s.done_at IS NULL GROUP BY s.memory_id, m.mno ORDER BY s.memory_id").fetchall()
+
+
+def scrub(conn: psycopg.Connection, *, wait_s: float, now: str) -> dict[str, str]:
+    """Rewrites the partitions owed a scrub (VACUUM FULL) once the snapshot horizon has
+    passed the erasing transaction; waits up to ``wait_s`` seconds for old snapshots.
+
+    Returns:
+        {memory_id: "done" | "pending"}.
+    """
+    from remem.stores.postgres.connection import partition_name
+
+    out: dict[str, str] = {}
+    for job in pending_scrubs(conn):
+        deadline = time.monotonic() + wait_s
+        while not horizon_passed(conn, job["xid"]):
+            if time.monotonic() >= deadline:
+                out[job["memory_id"]] = "pending"
+                break
+            time.sleep(0.02)
+        else:
+            for table in job["tables"]:
+                conn.execute(sql.SQL("VACUUM (FULL) {}").format(
+                    sql.Identifier(partition_name(table, job["mno"]))))
+            conn.execute("UPDATE erasure_scrubs SET done_at=%s WHERE memory_id=%s AND "
+                         "done_at IS NULL AND xid::text::bigint <= %s",
+                         (now, job["memory_id"], job["xid"]))
+            out[job["memory_id"]] = "done"
+    return out
