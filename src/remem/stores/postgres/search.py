@@ -17,8 +17,8 @@ Vectors: ``vector`` rows without a fixed dimension; the memory's partition carri
 index (cosine) on ``vec::vector(dims)`` per model, created when a model is first recorded.
 When the caller's scopes hold at most :data:`EXACT_MAX_ROWS` vectors the search is exact (a
 scan through the scope index); above that it uses HNSW with ``hnsw.iterative_scan`` so scope
-filters still return k rows. Measured with all-MiniLM-L6-v2 vectors, 20k rows: recall@10
-0.994 against exact search (see docs/deployment.md for the table).
+filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
+search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table).
 """
 
 from __future__ import annotations
