@@ -33,7 +33,12 @@ def register(app: typer.Typer) -> None:
         expected_revision: Annotated[int | None, typer.Option(
             help="Required with SCOPE KEY: the revision shown by inspect.")] = None,
     ) -> None:
-        """Forget for real: `forget SCOPE KEY --expected-revision N` or `forget ITEM_ID`."""
+        """Forget for real: `forget SCOPE KEY --expected-revision N` or `forget ITEM_ID`.
+
+        Erases every copy: the item, every occurrence of the same claim, and every earlier or
+        later value linked to it by supersession or merge (a key's history goes with it);
+        other values of a multi-valued key stay. A tombstone keeps it from being re-learned.
+        """
         def body():
             m = current_memory()
             try:

@@ -104,7 +104,7 @@ def memory_create(
     def body():
         cfg = read_json_file(config, "config") if config else None
         open_store().create_memory(memory_id, cfg)
-        emit({"memory": memory_id, "created": True}, f"Created memory [bold]{memory_id}[/bold].")
+        emit({"memory": memory_id, "created": True}, f"Created memory {memory_id}.")
     run(body)
 
 
@@ -246,7 +246,7 @@ def inspect(scope: str, key: str) -> None:
     """Show a key's current value, revision, state, history and conflicts."""
     def body():
         i = current_memory().inspect(scope, key)
-        lines = [f"[bold]{scope} {key}[/bold]  state={i.state}  revision={i.revision}  "
+        lines = [f"{scope} {key}  state={i.state}  revision={i.revision}  "
                  f"cardinality={i.cardinality}",
                  f"value: {value_text(i.value) if i.value is not None else '-'}"]
         for label, rows in (("conflicts", i.conflicts), ("history", i.history)):

@@ -12,8 +12,10 @@ from rich.table import Table
 
 from remem.errors import RememError
 
-console = Console()
-err_console = Console(stderr=True)
+# markup=False: stored text is shown exactly as stored ("[/bold]" or "[x] buy milk" are data,
+# never Rich markup); styles are applied with rich.text.Text where wanted.
+console = Console(markup=False, highlight=False)
+err_console = Console(stderr=True, markup=False, highlight=False)
 
 
 class State:
@@ -50,7 +52,9 @@ def fail(exc: RememError, exit_code: int = 1) -> None:
     if STATE.json:
         sys.stdout.write(json.dumps({"error": exc.to_dict()}, ensure_ascii=False) + "\n")
     else:
-        err_console.print(f"[red]error[/red] ({exc.code}): {exc.message}", highlight=False)
+        from rich.text import Text
+
+        err_console.print(Text.assemble(("error", "red"), f" ({exc.code}): {exc.message}"))
     raise typer.Exit(exit_code)
 
 
@@ -60,7 +64,8 @@ def value_text(value: Any) -> str:
 
 def items_table(items: list[Any], title: str | None = None) -> Table:
     t = Table(title=title, show_lines=False)
-    for col in ("item", "scope", "key", "value", "kind", "status", "rev", "valid_at"):
+    t.add_column("item", no_wrap=True)  # ids are copied into other commands: keep whole
+    for col in ("scope", "key", "value", "kind", "status", "rev", "valid_at"):
         t.add_column(col, overflow="fold")
     for v in items:
         d = v if isinstance(v, dict) else v.to_dict()

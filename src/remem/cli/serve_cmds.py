@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def serve(
         host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(help="TCP port.")] = 8080,
+        port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8080,
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     ) -> None:
         """Serve the HTTP API on uvicorn (tokens from `remem token create`)."""
@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
             from remem.api import create_app
 
             store = open_store()
+            store.list_memories()  # open and migrate now: a bad --db fails before listening
             try:
                 uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
             finally:
@@ -79,8 +80,8 @@ def register(app: typer.Typer) -> None:
                 emit({**info.to_dict(), "token": token})
                 return
             typer.echo(token)  # plain, unwrapped: the only time the token is shown
-            err_console.print(f"[dim]token {info.token_id}: {info.role} {info.subject} on "
-                              f"memory {info.memory_id}. Shown once; store it now.[/dim]")
+            err_console.print(f"token {info.token_id}: {info.role} {info.subject} on "
+                              f"memory {info.memory_id}. Shown once; store it now.")
         run(body)
 
     @token_app.command("list")

@@ -185,12 +185,13 @@ def value_text(value: Any) -> str:
 
 
 def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
-    """``[fact] user:alice home_city = "Berlin" (profile_slot, since 2023-01-01)``; the status
-    is shown unless current; ids and full times are in the structured item."""
+    """``[fact] user:alice home_city = "Berlin" (profile_slot, since 2023-01-01T09:30Z)``; the
+    status is shown unless current; times are UTC to the minute (never a local date that
+    could read as another day); ids and full times are in the structured item."""
     tag = "constraint" if constraint else ("contested" if d["status"] == "conflict" else "fact")
     status = "" if d["status"] == "current" else f"{d['status']}, "
     return (f"[{tag}] {d['scope']} {d['key']} = {value_text(d['value'])} ({d['kind']}, "
-            f"{status}since {d['valid_at'][:10]})")
+            f"{status}since {d['valid_at'][:16]}Z)")
 
 
 def source_line(d: Mapping[str, Any]) -> str:

@@ -29,7 +29,15 @@ def to_iso(dt: datetime, *, field: str = "time") -> str:
             "2026-05-01T10:00:00+00:00.",
             field=field,
         )
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    try:
+        u = dt.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidInput(f"{field} {dt.isoformat()} is outside the years 1-9999 in UTC.",
+                           field=field) from exc
+    # Zero-padded year: fixed width keeps lexicographic order == time order (strftime's %Y
+    # does not pad years before 1000 on every platform).
+    return (f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:"
+            f"{u.second:02d}.{u.microsecond:06d}Z")
 
 
 def from_iso(text: str, *, field: str = "time") -> datetime:

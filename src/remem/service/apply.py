@@ -78,9 +78,12 @@ def parse_document(text: str | bytes) -> list[dict[str, Any]]:
                            field="input")
     if "proposals" in doc:
         if set(doc) != {"proposals", "applied"} or doc["applied"] is not False:
+            why = ("an outcomes payload (applied: true) is not input"
+                   if doc.get("applied") is True else
+                   f"found fields {sorted(doc)}" if "applied" in doc else
+                   '"applied": false is missing')
             raise InvalidInput('the envelope must be exactly {"proposals": [...], "applied": '
-                               "false}; an outcomes payload (applied: true) is not input.",
-                               field="applied")
+                               f"false}}; {why}.", field="applied")
         props = doc["proposals"]
         if not isinstance(props, list) or not props:
             raise InvalidInput("proposals must be a non-empty list.", field="proposals")
