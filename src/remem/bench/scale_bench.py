@@ -21,7 +21,8 @@ Measured per size:
   apart), ``queries`` timed ``Memory.recall`` calls after a warm-up, each over one user scope
   plus the agent scope: query embedding, search, fusion, filtering and budgeted rendering.
   p50 / p95 / mean (ms) and the hit rate (the item a query was made from is returned).
-- **size on disk**: SQLite file + WAL; PostgreSQL ``pg_database_size`` (the whole database).
+- **size on disk**: SQLite file + WAL; PostgreSQL ``pg_database_size`` (the whole database;
+  earlier ``scale-*`` bench memories in it are deleted before each size).
 - **RSS**: current and peak resident set of the process (the client process only for
   PostgreSQL; the server's memory is not included).
 
@@ -108,8 +109,11 @@ def _rss_mb() -> tuple[float, float]:
 
 
 def _fresh_memory(store: Any, memory_id: str) -> Any:
-    if any(m["memory_id"] == memory_id for m in store.list_memories()):
-        store.delete_memory(memory_id)
+    """A new memory; every earlier bench memory in the database is deleted first, so the size
+    on disk of a shared PostgreSQL database is this size's alone."""
+    for m in store.list_memories():
+        if m["memory_id"].startswith(f"{MEMORY_PREFIX}-"):
+            store.delete_memory(m["memory_id"])
     return store.create_memory(memory_id, CONFIG)
 
 
