@@ -105,3 +105,43 @@ def check_source_fields(*, kind: str, run_id: str, source_id: str | None = None)
     if not isinstance(run_id, str) or not _RUN.match(run_id):
         raise InvalidInput(f"run_id {run_id!r} must be 1-128 characters without spaces.",
                            field="run_id")
+
+
+def check_sources(rows: list[dict[str, Any]], recorded: Mapping[str, Mapping[str, Any]]
+                  ) -> dict[str, Any]:
+    """Walks every run's chain (rows ordered by run, sequence) and cross-checks each row
+    against the ledger's ``source.recorded`` event (``recorded``: source id -> event data).
+
+    Returns:
+        ``{"sources_ok": bool, "sources": n, "sources_broken": None | {run_id, sequence,
+        source_id, reason}}`` naming the first broken link.
+    """
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        assert r is not None
+        runs.setdefault(r["run_id"], []).append(r)
+    broken: dict[str, Any] | None = None
+    for run_id in sorted(runs):
+        brk = verify_run(runs[run_id])
+        if brk is not None:
+            broken = {"run_id": brk.run_id, "sequence": brk.sequence,
+                      "source_id": brk.source_id, "reason": brk.reason}
+            break
+    if broken is None:
+        seen = set()
+        for r in rows:
+            assert r is not None
+            seen.add(r["source_id"])
+            ev = recorded.get(r["source_id"])
+            if ev is None or ev["entry_hash"] != r["entry_hash"] or ev["sequence"] != r["sequence"]:
+                broken = {"run_id": r["run_id"], "sequence": r["sequence"],
+                          "source_id": r["source_id"],
+                          "reason": "entry does not match its source.recorded ledger event"}
+                break
+        missing = sorted(set(recorded) - seen)
+        if broken is None and missing:
+            ev = recorded[missing[0]]
+            broken = {"run_id": ev["run_id"], "sequence": ev["sequence"],
+                      "source_id": missing[0],
+                      "reason": "the ledger records this source but its row is missing"}
+    return {"sources_ok": broken is None, "sources": len(rows), "sources_broken": broken}

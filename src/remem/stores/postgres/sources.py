@@ -16,7 +16,7 @@ import psycopg
 from psycopg import sql
 
 from remem.domain.canonical import ZERO_HASH
-from remem.domain.sourcelog import verify_run
+from remem.domain.sourcelog import check_sources
 
 COLUMNS = ("memory_id", "source_id", "run_id", "sequence", "scope", "kind", "role", "actor",
            "occurred_at", "recorded_at", "digest", "salt", "text", "prev_hash", "entry_hash",
@@ -77,32 +77,4 @@ def verify(conn: psycopg.Connection, memory_id: str) -> dict[str, Any]:
     rows = [_dict(r) for r in conn.execute(
         'SELECT * FROM sources WHERE memory_id=%s ORDER BY run_id COLLATE "C", sequence',
         (memory_id,)).fetchall()]
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        assert r is not None
-        runs.setdefault(r["run_id"], []).append(r)
-    broken: dict[str, Any] | None = None
-    for run_id in sorted(runs):
-        brk = verify_run(runs[run_id])
-        if brk is not None:
-            broken = {"run_id": brk.run_id, "sequence": brk.sequence,
-                      "source_id": brk.source_id, "reason": brk.reason}
-            break
-    if broken is None:
-        seen = set()
-        for r in rows:
-            assert r is not None
-            seen.add(r["source_id"])
-            ev = recorded.get(r["source_id"])
-            if ev is None or ev["entry_hash"] != r["entry_hash"] or ev["sequence"] != r["sequence"]:
-                broken = {"run_id": r["run_id"], "sequence": r["sequence"],
-                          "source_id": r["source_id"],
-                          "reason": "entry does not match its source.recorded ledger event"}
-                break
-        missing = sorted(set(recorded) - seen)
-        if broken is None and missing:
-            ev = recorded[missing[0]]
-            broken = {"run_id": ev["run_id"], "sequence": ev["sequence"],
-                      "source_id": missing[0],
-                      "reason": "the ledger records this source but its row is missing"}
-    return {"sources_ok": broken is None, "sources": len(rows), "sources_broken": broken}
+    return check_sources(rows, recorded)
