@@ -20,7 +20,6 @@ from rich.panel import Panel
 from rich.table import Table
 
 import remem
-from remem.domain.timefmt import from_iso
 
 HERE = Path(__file__).parent
 OUT = HERE.parent / "bench-out" / "demo"
@@ -146,7 +145,6 @@ def main() -> int:
     events = sum(m["events"] for m in report["memories"].values())
     console.print(f"7. Ledger verified: [bold]{report['ok']}[/bold] ({events} hash-chained, "
                   "text-free events). Database: " + str(db))
-    _ = from_iso
     return 0 if report["ok"] else 1
 
 

@@ -247,7 +247,11 @@ def test_consolidation_merges_duplicate_occurrences_and_rearms(store):
     assert sorted(mem.inspect(U, "allergies").value) == ["peanuts", "shellfish"]
     assert any(e["type"] == "consolidation.completed" for e in store.adapter.events("m1"))
     nxt = store.adapter.job_scheduled("m1", "consolidate")
-    assert nxt is not None and nxt["run_at"] > out[0]["stats"].get("at", "")
+    from remem.domain.timefmt import from_iso
+
+    ran = [r for r in mem.runs() if r["kind"] == "consolidate"][0]
+    gap = from_iso(nxt["run_at"]) - from_iso(ran["finished_at"])
+    assert timedelta(hours=5, minutes=59) <= gap <= timedelta(hours=6)  # re-armed at +6 h
 
 
 # --- KIP binding --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from remem.cli.output import STATE, emit
-from remem.errors import InvalidInput, LegalHoldActive, RememError
+from remem.errors import InvalidInput, LegalHoldActive
 
 
 def _report_table(rep: dict) -> Table:
@@ -100,4 +100,3 @@ def register(app: typer.Typer) -> None:
             emit(out, f"{item_id} kept until {out['keep_until']}.")
         run(body)
 
-    _ = RememError  # re-exported errors are handled by run()

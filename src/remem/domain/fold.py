@@ -95,6 +95,14 @@ class Projection:
     new_provenance: list[ProvenanceRecord] = field(default_factory=list)
     forgotten: set[str] = field(default_factory=set)
 
+    def mark_all_new(self) -> None:
+        """Marks every row as touched/new, so a store writes the whole projection (rebuild)."""
+        self.touched_items = set(self.items) | self.forgotten
+        self.touched_keys = set(self.keys)
+        self.new_cardinality = set(self.cardinality)
+        self.new_tombstones = set(self.tombstones)
+        self.new_provenance = list(self.provenance)
+
     def apply_all(self, events: Iterable[Mapping[str, Any]]) -> None:
         for ev in events:
             self.apply(ev)

@@ -198,7 +198,8 @@ class Forgetter:
         """
         now = now or self.memory.clock.now()
         keep_days = self.memory.config.get("retention", {}).get("keep_days")
-        due = self.store.retention_due(self.memory.id, to_iso(now), keep_days)
+        cutoff = to_iso(now - timedelta(days=keep_days)) if keep_days else None
+        due = self.store.retention_due(self.memory.id, to_iso(now), cutoff)
         erased, blocked, reports = [], [], []
         done: set[str] = set()
         for rec in due:

@@ -18,16 +18,14 @@ sources itself, so observe/revise/feedback carry the source bytes in ``input.tex
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from typing import Any
 
 from remem.domain.model import Scope
-from remem.domain.timefmt import from_iso, to_iso
+from remem.domain.timefmt import from_iso
 from remem.errors import (
     InvalidInput,
     PreconditionFailed,
-    RememError,
     UnsupportedCapability,
 )
 
@@ -221,8 +219,4 @@ def _status(phase: str) -> str:
     return {"available": "succeeded", "failed": "failed"}.get(phase, "pending")
 
 
-def new_feedback_id() -> str:
-    return "fb_" + uuid.uuid4().hex[:20]
-
-
-__all__ = ["KipBinding", "descriptor", "RememError", "to_iso"]
+__all__ = ["KipBinding", "descriptor"]

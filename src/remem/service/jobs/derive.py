@@ -17,7 +17,7 @@ from remem.domain.canonical import claim_id as make_claim_id
 from remem.domain.limits import validate_candidate
 from remem.domain.model import Authority, Candidate, Kind, Scope, Source
 from remem.domain.timefmt import from_iso
-from remem.errors import InvalidInput, RememError
+from remem.errors import InvalidInput
 from remem.service.writer import WriteRequest
 
 
@@ -110,4 +110,4 @@ def _final_failure(memory: Any, job: dict[str, Any], reason: str) -> None:
 
 run_derive.on_final_failure = _final_failure  # type: ignore[attr-defined]
 
-__all__ = ["derive_source", "run_derive", "RememError"]
+__all__ = ["derive_source", "run_derive"]

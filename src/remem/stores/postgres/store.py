@@ -248,23 +248,15 @@ class PostgresStore(PostgresJobs, PostgresTokens):
         with self.db.connection() as c:
             return erasure.remaining(c, memory_id, item_ids, source_ids)
 
-    def retention_due(self, memory_id: str, now: str, keep_days: int | None) -> list[ItemRecord]:
-        """Items whose keep_until has passed, or created before now - keep_days."""
-        rows = self.db.fetchall("SELECT * FROM items WHERE memory_id=%s AND keep_until IS NOT "
-                                "NULL AND keep_until <= %s ORDER BY item_id COLLATE \"C\"",
-                                (memory_id, now))
-        out = [row_to_item(r) for r in rows]
-        if keep_days:
-            from datetime import timedelta
-
-            from remem.domain.timefmt import from_iso, to_iso
-
-            cutoff = to_iso(from_iso(now) - timedelta(days=keep_days))
-            rows = self.db.fetchall("SELECT * FROM items WHERE memory_id=%s AND keep_until IS "
-                                    "NULL AND created_at <= %s ORDER BY item_id COLLATE \"C\"",
-                                    (memory_id, cutoff))
-            out.extend(row_to_item(r) for r in rows)
-        return out
+    def retention_due(self, memory_id: str, now: str,
+                      created_before: str | None) -> list[ItemRecord]:
+        """Items whose keep_until has passed, or (without keep_until) created at or before
+        ``created_before`` (the memory's keep_days cutoff, computed by the service)."""
+        rows = self.db.fetchall("SELECT * FROM items WHERE memory_id=%s AND ((keep_until IS NOT "
+                                "NULL AND keep_until <= %s) OR (keep_until IS NULL AND "
+                                "created_at <= %s)) ORDER BY item_id COLLATE \"C\"",
+                                (memory_id, now, created_before or ""))
+        return [row_to_item(r) for r in rows]
 
     # --- integrity ---------------------------------------------------------------------------
     def verify_ledger(self, memory_id: str) -> ChainBreak | None:
@@ -287,11 +279,7 @@ class PostgresStore(PostgresJobs, PostgresTokens):
                 for r in cur:
                     p.apply(_event(memory_id, r))
                     n += 1
-            p.touched_items = set(p.items) | p.forgotten
-            p.touched_keys = set(p.keys)
-            p.new_cardinality = set(p.cardinality)
-            p.new_tombstones = set(p.tombstones)
-            p.new_provenance = list(p.provenance)
+            p.mark_all_new()
             save_projection(c, memory_id, p)
         self.rebuild_extras(memory_id)
         return n
