@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from remem.domain.access import Principal, Role
 from remem.domain.model import Scope, ScopeKind
 from remem.errors import InvalidInput
 
@@ -79,3 +80,13 @@ class Binding:
     def actor(self) -> str:
         """Who the ledger records as writing through the tools: the agent, else ``agent``."""
         return self.agent_scope or "agent"
+
+
+def scoped_memory(memory: Any, binding: Binding) -> Any:
+    """The memory as the caller's own principal (writer of ``user_scope``; reads it and the
+    agent scopes), so the service enforces the binding too. A stand-in without
+    ``as_principal`` (e.g. a remote client) is returned as it is."""
+    as_principal = getattr(memory, "as_principal", None)
+    if as_principal is None:
+        return memory
+    return as_principal(Principal(memory.id, Role.WRITER, binding.user_scope))

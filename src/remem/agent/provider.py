@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from remem.agent.binding import AgentMemory, Binding
+from remem.agent.binding import AgentMemory, Binding, scoped_memory
 from remem.domain import render
 from remem.domain.limits import MAX_QUERY_BYTES
 from remem.domain.model import ItemStatus, Kind
@@ -78,8 +78,8 @@ class MemoryProvider:
     def __init__(self, memory: AgentMemory, *, user_scope: str, agent_scope: str | None = None,
                  budget_tokens: int = DEFAULT_BUDGET_TOKENS,
                  tokenizer: str = "o200k_base") -> None:
-        self.memory = memory
         self.binding = Binding.parse(user_scope, agent_scope)
+        self.memory = scoped_memory(memory, self.binding)
         self.budget_tokens = render.check_budget(budget_tokens, "budget_tokens", 16, 100_000)
         self.tokenizer = build_tokenizer(tokenizer)
         self._seen: dict[str, set[str]] = {}

@@ -21,7 +21,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from remem.agent.binding import AgentMemory, Binding
+from remem.agent.binding import AgentMemory, Binding, scoped_memory
 from remem.domain import render
 from remem.domain.model import Kind
 from remem.domain.timefmt import to_iso
@@ -58,8 +58,8 @@ class Session:
                  conversation_id: str | None = None, host_kind: str = "chat",
                  profile_budget_tokens: int = 1500, agent_budget_tokens: int = 1500,
                  tokenizer: str = "o200k_base") -> None:
-        self.memory = memory
         self.binding = Binding.parse(user_scope, agent_scope)
+        self.memory = scoped_memory(memory, self.binding)
         self.conversation_id = conversation_id or f"conv_{uuid.uuid4().hex[:16]}"
         self.host_kind = host_kind
         self.profile_budget_tokens = render.check_budget(profile_budget_tokens,

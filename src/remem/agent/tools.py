@@ -27,7 +27,7 @@ import json
 import re
 from typing import Any
 
-from remem.agent.binding import AgentMemory, Binding
+from remem.agent.binding import AgentMemory, Binding, scoped_memory
 from remem.domain.canonical import normalize_text
 from remem.domain.limits import key_names_value
 from remem.domain.model import AGENT_OWNED_KINDS, Kind, parse_key
@@ -111,8 +111,8 @@ class MemoryTools:
 
     def __init__(self, memory: AgentMemory, *, user_scope: str,
                  agent_scope: str | None = None) -> None:
-        self.memory = memory
         self.binding = Binding.parse(user_scope, agent_scope)
+        self.memory = scoped_memory(memory, self.binding)
 
     @staticmethod
     def schemas() -> list[dict[str, Any]]:

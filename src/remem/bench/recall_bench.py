@@ -102,7 +102,7 @@ def build(path: Path, n_items: int, scopes: int, log: Callable[[str], None] | No
 
     for start in range(0, len(plan), 512):
         chunk = plan[start:start + 512]
-        mem._embedding.prime([item_text(k, v, None) for _, k, v, _ in chunk])
+        mem.ctx.embedding.prime([item_text(k, v, None) for _, k, v, _ in chunk])
         for scope, key, value, kind in chunk:
             mem.remember(scope, key, value, kind=kind)
         if log and (start // 512) % 20 == 0:
@@ -134,7 +134,7 @@ def measure(path: Path, queries: int, budget_tokens: int, scopes: int) -> dict[s
     store = remem.open(path)
     mem = store.memory(MEMORY)
     counts = mem.status()["items"]
-    emb = mem._embedding
+    emb = mem.ctx.embedding
     emb.embedder.embed_batch(["warm up"])  # model load is not index load
     t0 = time.perf_counter()
     with emb.index.read(MEMORY) as snap:

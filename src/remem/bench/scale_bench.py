@@ -133,7 +133,7 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
             many([{"scope": s, "key": k, "value": v, "kind": kd} for s, k, v, kd in chunk])
             write_s += time.perf_counter() - t
         else:
-            mem._embedding.prime([item_text(k, v, None) for _, k, v, _ in chunk])
+            mem.ctx.embedding.prime([item_text(k, v, None) for _, k, v, _ in chunk])
             t1 = time.perf_counter()
             embed_s += t1 - t
             for scope, key, value, kind in chunk:
@@ -227,7 +227,7 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
     store = remem.open(url)
     try:
         mem = _fresh_memory(store, memory_id)
-        mem._embedding.embedder.embed_batch(["warm up"])  # model load is not write time
+        mem.ctx.embedding.embedder.embed_batch(["warm up"])  # model load is not write time
         log(f"writing {n} items into {'PostgreSQL' if path is None else path} ...")
         writes = _write(mem, plan, min(single_sample, n), batch_size, log)
         items = sum(mem.status()["items"].values())

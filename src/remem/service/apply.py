@@ -176,7 +176,7 @@ def _source(s: Any) -> Source:
 
 
 def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None = None,
-                   actor: str = "owner") -> dict[str, Any]:
+                   actor: str | None = None) -> dict[str, Any]:
     """Validates every proposal, then applies each (each commits independently).
 
     Returns:
@@ -186,11 +186,18 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
 
     Raises:
         InvalidInput: the document or any proposal is invalid (nothing is written).
+        PermissionDenied: a proposal names a scope the caller may not write (nothing is
+            written).
     """
+    from remem.service.candidates import candidate
+
+    if default_scope is None:
+        default_scope = memory.principal.scope
     proposals = [validate_proposal(p, i, default_scope) for i, p in enumerate(parse_document(text))]
-    for i, p in enumerate(proposals):  # validate values/limits of all before any write
+    for i, p in enumerate(proposals):  # validate values/limits/scopes of all before any write
         try:
-            memory._candidate(p.scope, p.key, p.value, p.kind, None, p.source, p.valid_until)
+            memory.guard.write(p.scope)
+            candidate(memory.ctx, p.scope, p.key, p.value, p.kind, None, p.source, p.valid_until)
         except InvalidInput as exc:
             raise _at_index(exc, i) from exc.__cause__
     results, ok = [], True

@@ -39,12 +39,12 @@ class EmbeddingService:
     """Embedding and indexing for one ``Memory``.
 
     Args:
-        memory: the Memory (its store, id, config, clock and writer are used).
+        ctx: the MemoryContext (its store, id, config and clock are used).
     """
 
-    def __init__(self, memory: Any) -> None:
-        self.memory = memory
-        self.spec = memory.config.get("embedding")
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.spec = ctx.config.get("embedding")
         self._pending: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 
@@ -56,11 +56,11 @@ class EmbeddingService:
         Raises:
             UnsupportedCapability: the backend has no recall index yet.
         """
-        idx = getattr(self.memory.store, "search_index", None)
+        idx = getattr(self.ctx.store, "search_index", None)
         if idx is None:
             raise UnsupportedCapability(
-                f"The {getattr(self.memory.store, 'backend', 'configured')} backend has no "
-                "recall index yet; use SQLite.", backend=getattr(self.memory.store, "backend",
+                f"The {getattr(self.ctx.store, 'backend', 'configured')} backend has no "
+                "recall index yet; use SQLite.", backend=getattr(self.ctx.store, "backend",
                                                                  None))
         return idx
 
@@ -70,14 +70,14 @@ class EmbeddingService:
 
     def attach(self, writer: Any) -> None:
         """Registers the indexing hooks on a Writer."""
-        if getattr(self.memory.store, "search_index", None) is None:
+        if getattr(self.ctx.store, "search_index", None) is None:
             return
         writer.before_write.append(self.before_write)
         writer.on_commit.append(self.on_commit)
 
     def recorded(self) -> tuple[str | None, int | None]:
         """(model id, dimensions) recorded by the memory, or (None, None) before first use."""
-        with self.index.read(self.memory.id) as snap:
+        with self.index.read(self.ctx.id) as snap:
             return snap.embedding()
 
     def check(self, recorded: tuple[str | None, int | None] | None = None) -> None:
@@ -86,11 +86,11 @@ class EmbeddingService:
         e = self.embedder
         if model is not None and (model != e.model_id or dims != e.dimensions):
             raise EmbeddingMismatch(
-                f"Memory {self.memory.id!r} was embedded with {model!r} ({dims} dimensions), "
+                f"Memory {self.ctx.id!r} was embedded with {model!r} ({dims} dimensions), "
                 f"but the configured embedder is {e.model_id!r} ({e.dimensions} dimensions). "
-                f"Run `remem --memory {self.memory.id} reembed` to switch the memory to the "
+                f"Run `remem --memory {self.ctx.id} reembed` to switch the memory to the "
                 f"configured model, or configure {model!r} again.",
-                memory=self.memory.id, recorded_model=model, recorded_dimensions=dims,
+                memory=self.ctx.id, recorded_model=model, recorded_dimensions=dims,
                 configured_model=e.model_id, configured_dimensions=e.dimensions)
 
     def embed(self, texts: Sequence[str], *, checked: bool = False) -> np.ndarray:
@@ -174,7 +174,7 @@ class EmbeddingService:
             "embedded", "skipped", "switched"}``.
         """
         e = self.embedder
-        with self.index.read(self.memory.id) as snap:
+        with self.index.read(self.ctx.id) as snap:
             todo = _stale(snap.embedding_docs(), snap.vector_hashes(), e.model_id)
         texts = list(dict.fromkeys(todo.values()))
         computed: dict[str, np.ndarray] = {}
@@ -193,7 +193,7 @@ class EmbeddingService:
         drop other models' vectors, set the model, bump the epoch, record the switch."""
         e = self.embedder
         model, dims = e.model_id, e.dimensions
-        with self.memory.store.unit_of_work(self.memory.id) as uow:
+        with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             snap = self.index.in_transaction(uow)
             before = snap.embedding()
             docs = snap.embedding_docs()
@@ -214,7 +214,7 @@ class EmbeddingService:
                 head, _ = uow.head()
                 uow.append([Event(EventType.MEMORY_CONFIGURED,
                                   {"embedding_model": model, "dimensions": dims})],
-                           actor=actor, at=to_iso(self.memory.clock.now()), expected_seq=head)
+                           actor=actor, at=to_iso(self.ctx.clock.now()), expected_seq=head)
         return {"model": model, "dimensions": dims, "previous_model": before[0],
                 "previous_dimensions": before[1], "documents": len(docs),
                 "embedded": len(rows), "skipped": len(docs) - len(rows), "switched": switched}

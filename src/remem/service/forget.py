@@ -75,7 +75,8 @@ class Forgetter:
     def forget(self, item_id: str | None = None, *, scope: str | None = None,
                key: str | None = None, value: Any = None,
                expected_revision: int | None = None, actor: str = "owner",
-               caller_scope: str | None = None, reason: str = "owner") -> ErasureReport:
+               caller_scope: str | None = None, reason: str = "owner",
+               scopes: list[str] | None = None) -> ErasureReport:
         """Forgets an item by id, or a key (optionally one value) in a scope.
 
         Raises:
@@ -153,7 +154,7 @@ class Forgetter:
                                              if "claim_id" in e.data}),
                              surfaces=surfaces, actor=actor)
 
-    def forget_source(self, source_id: str) -> dict[str, Any]:
+    def forget_source(self, source_id: str, scopes: list[str] | None = None) -> dict[str, Any]:
         """Redacts one source (payload_only): text and salt removed, index rows erased."""
         if self.store.source(self.memory.id, source_id) is None:
             from remem.errors import NotFoundOrNotVisible

@@ -84,11 +84,11 @@ class Barrier:
 
 
 class Intake:
-    """Receipts for one Memory (``memory.intake``)."""
+    """Receipts for one memory (``MemoryContext.intake``)."""
 
-    def __init__(self, memory: Any) -> None:
-        self.memory = memory
-        self.store = memory.store
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.store = ctx.store
 
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
@@ -107,35 +107,35 @@ class Intake:
             text, str) else None, role, kind, run_id or "default", source_id,
             to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor])
         if key is not None:
-            found = self.store.receipt_by_key(self.memory.id, key)
+            found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
                 return self._replay(found, meaning, key)
-        src = self.memory.sources.observe(scope, text, role=role, actor=actor,
+        src = self.ctx.sources.observe(scope, text, role=role, actor=actor,
                                           source_id=source_id, run_id=run_id,
                                           occurred_at=occurred_at, kind=kind,
                                           idempotency_key=idempotency_key)
         key = key or f"source:{src.run_id}:{src.source_id}"
-        now = to_iso(self.memory.clock.now())
-        row = {"memory_id": self.memory.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
+        now = to_iso(self.ctx.clock.now())
+        row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
                "intent": "observe", "idem_key": key, "digest": meaning, "scope": scope,
                "source_id": src.source_id, "phase": "recorded",
-               "accepted_seq": src.accepted_seq or self.store.head_seq(self.memory.id),
+               "accepted_seq": src.accepted_seq or self.store.head_seq(self.ctx.id),
                "created_at": now, "updated_at": now}
-        with self.store.unit_of_work(self.memory.id) as uow:
-            found = self.store.receipt_by_key(self.memory.id, key, conn=uow.conn)
+        with self.store.unit_of_work(self.ctx.id) as uow:
+            found = self.store.receipt_by_key(self.ctx.id, key, conn=uow.conn)
             if found is not None:
                 return self._replay(found, meaning, key)
             self.store.insert_receipt(uow.conn, row)
             if derive and not src.redacted:
-                self.store.enqueue_job(self.memory.id, "derive",
+                self.store.enqueue_job(self.ctx.id, "derive",
                                        {"receipt_id": row["receipt_id"],
                                         "source_id": src.source_id},
                                        run_at=now, now=now, conn=uow.conn)
         if not derive or src.redacted:
             self.complete(row["receipt_id"], src.source_id,
                           "skipped" if src.redacted else "evidence_only")
-        elif self.memory.derive_mode == "inline":
-            self.memory.run_jobs()
+        elif self.ctx.derive_mode == "inline":
+            self.ctx.run_jobs()
         out = self.get(row["receipt_id"])
         if src.replayed:  # the source was already recorded under another key
             from dataclasses import replace
@@ -152,27 +152,27 @@ class Intake:
         return self._with_source(found, replayed=True)
 
     def _with_source(self, row: dict[str, Any], replayed: bool = False) -> Receipt:
-        src = self.store.source(self.memory.id, row["source_id"]) if row["source_id"] else None
+        src = self.store.source(self.ctx.id, row["source_id"]) if row["source_id"] else None
         return Receipt.from_row(row, replayed=replayed, source=src)
 
     def get(self, receipt_id: str) -> Receipt:
         """The receipt; NotFoundOrNotVisible when it is not in this memory."""
-        return self._with_source(self.store.receipt(self.memory.id, receipt_id))
+        return self._with_source(self.store.receipt(self.ctx.id, receipt_id))
 
     def complete(self, receipt_id: str, source_id: str | None, disposition: str) -> None:
         """processed then available: derive committed and indexes include it (same tx)."""
-        now = to_iso(self.memory.clock.now())
-        head = self.store.head_seq(self.memory.id)
-        self.store.advance_receipt(self.memory.id, receipt_id, phase="processed", now=now,
+        now = to_iso(self.ctx.clock.now())
+        head = self.store.head_seq(self.ctx.id)
+        self.store.advance_receipt(self.ctx.id, receipt_id, phase="processed", now=now,
                                    resolved_seq=head, disposition=disposition)
-        self.store.advance_receipt(self.memory.id, receipt_id, phase="available", now=now,
+        self.store.advance_receipt(self.ctx.id, receipt_id, phase="available", now=now,
                                    available_seq=head)
         if source_id:
-            self.store.set_source_disposition(self.memory.id, source_id, disposition)
+            self.store.set_source_disposition(self.ctx.id, source_id, disposition)
 
     def fail(self, receipt_id: str, reason: str) -> None:
-        self.store.advance_receipt(self.memory.id, receipt_id, phase="failed",
-                                   now=to_iso(self.memory.clock.now()), reason=reason)
+        self.store.advance_receipt(self.ctx.id, receipt_id, phase="failed",
+                                   now=to_iso(self.ctx.clock.now()), reason=reason)
 
     def wait(self, receipt_ids: list[str], *, deadline_ms: int = 0,
              poll_ms: int = 20) -> Barrier:

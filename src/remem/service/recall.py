@@ -99,12 +99,12 @@ class RecallService:
     """recall / context / profile for one Memory.
 
     Args:
-        memory: the Memory (store, id, clock).
+        ctx: the MemoryContext (store, id, clock, intake).
         embedding: its EmbeddingService.
     """
 
-    def __init__(self, memory: Any, embedding: Any) -> None:
-        self.memory = memory
+    def __init__(self, ctx: Any, embedding: Any) -> None:
+        self.ctx = ctx
         self.embedding = embedding
 
     # --- candidates --------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class RecallService:
         named: frozenset[str] = frozenset()
         first: list[tuple[str, str]] | None = None  # reused when no name is stripped
         if with_sources:
-            with index.read(self.memory.id) as snap:
+            with index.read(self.ctx.id) as snap:
                 first = snap.fts(query_terms(query), scopes, FETCH)
                 found = [d for d, _ in first if not is_item_doc(d)]
                 named = named_actors(query, {r["actor"] for r in snap.sources(found).values()
@@ -127,7 +127,7 @@ class RecallService:
         search = strip_actors(query, named) if named else query
         qvec = self.embedding.query_vector(search, self.embedding.recorded())
         terms = query_terms(search)
-        with index.read(self.memory.id) as snap:
+        with index.read(self.ctx.id) as snap:
             basis = snap.head_seq()
             fts = first if first is not None and search == query else snap.fts(
                 terms, scopes, FETCH)
@@ -183,7 +183,7 @@ class RecallService:
         return RecallFilter(scopes=frozenset(scopes), kinds=_kinds(kinds),
                             include_history=bool(include_history),
                             as_of=to_iso(valid_at) if valid_at is not None else None,
-                            now=to_iso(self.memory.clock.now()))
+                            now=to_iso(self.ctx.clock.now()))
 
     # --- recall ------------------------------------------------------------------------------
     def recall(self, scopes: str | Iterable[str], query: str, *, budget_tokens: int,
@@ -194,7 +194,7 @@ class RecallService:
         """Hybrid recall rendered under a token budget (see ``Memory.recall``)."""
         barrier = None
         if after:
-            waited = self.memory.intake.wait(list(after), deadline_ms=deadline_ms)
+            waited = self.ctx.intake.wait(list(after), deadline_ms=deadline_ms)
             barrier = {"state": waited.state,
                        "unresolved": [r.receipt_id for r in waited.unresolved
                                       if r.phase != "failed"],
@@ -253,13 +253,13 @@ class RecallService:
             raise InvalidInput("activation_id must be 1-128 UTF-8 bytes.", field="activation_id")
         index = self.embedding.index
         scopes_key, params = json.dumps(scopes), canonical_json(budget).decode()
-        with index.read(self.memory.id) as snap:
+        with index.read(self.ctx.id) as snap:
             if activation_id is not None:
                 stored = snap.profile_render(activation_id, scopes_key, params)
                 if stored is not None:
                     return ProfileResult(stored, replayed=True)
             basis = snap.head_seq()
-            now = to_iso(self.memory.clock.now())
+            now = to_iso(self.ctx.clock.now())
             recs = [r for r in snap.pinned_items(scopes, sorted(k.value for k in PINNED_KINDS))
                     if r.valid_until is None or now < r.valid_until]
             payloads = snap.payloads([r.payload_id for r in recs])
@@ -273,14 +273,14 @@ class RecallService:
                                                        budget=budget))
         if activation_id is None:
             return ProfileResult(out.serialised)
-        with self.memory.store.unit_of_work(self.memory.id) as uow:
+        with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             snap = index.in_transaction(uow)
             stored = snap.profile_render(activation_id, scopes_key, params)
             if stored is not None:  # a concurrent first render won; everyone gets its bytes
                 return ProfileResult(stored, replayed=True)
             index.writer(uow).put_profile_render(
                 activation_id, scopes_key, params, out.serialised,
-                [e.data["id"] for e in out.entries], to_iso(self.memory.clock.now()))
+                [e.data["id"] for e in out.entries], to_iso(self.ctx.clock.now()))
         return ProfileResult(out.serialised)
 
 

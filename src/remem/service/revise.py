@@ -16,7 +16,8 @@ from typing import Any
 
 from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
-from remem.errors import InvalidInput, NotFoundOrNotVisible
+from remem.errors import InvalidInput
+from remem.service.guard import hidden
 
 
 def revise(memory: Any, scope: str, key: str, value: Any, *, change_kind: str,
@@ -63,27 +64,44 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
             "replayed": existing is not None}
 
 
-def forget_ref(memory: Any, target_ref: str, *, mode: str,
+def forget_ref(memory: Any, target_ref: Any, *, mode: str,
                caller_scope: str | None = None) -> dict[str, Any]:
     """KIP forget: ``semantic`` forgets an item (or every item formed from a source) with the
     full cascade and tombstones; ``payload_only`` erases a source's text (or an item's source
-    texts) and keeps derived claims."""
-    rec = memory.store.item(memory.id, target_ref)
+    texts) and keeps derived claims.
+
+    The reference resolves to an item or a source the caller can read (else the one
+    existence-neutral answer), which the caller must be allowed to write.
+    """
+    guard = memory.guard
+    rec = memory.store.item(memory.id, target_ref) if isinstance(target_ref, str) else None
+    if rec is not None and not guard.readable(rec.scope):
+        rec = None
+    src = None
+    if rec is None and isinstance(target_ref, str):
+        src = memory.store.source(memory.id, target_ref)
+        if src is not None and not guard.readable(src["scope"]):
+            src = None
+    if rec is None and src is None:
+        raise hidden("Item or source", target_ref, "target_ref")
+    guard.write(rec.scope if rec is not None else src["scope"])
     if mode == "semantic":
         if rec is not None:
             return {"mode": mode, **memory.forget(target_ref, caller_scope=caller_scope).to_dict()}
-        items = memory.store.items_from_source(memory.id, target_ref)
-        if memory.store.source(memory.id, target_ref) is None and not items:
-            raise NotFoundOrNotVisible(f"No item or source {target_ref!r} visible here.",
-                                       target_ref=target_ref)
+        items = [i for i in memory.store.items_from_source(memory.id, target_ref)
+                 if (r := memory.store.item(memory.id, i)) is not None and guard.writable(r.scope)]
         reports = [memory.forget(i, caller_scope=caller_scope).to_dict() for i in items
                    if memory.store.item(memory.id, i) is not None]
-        src = memory.forget_source(target_ref)
-        states = {r["state"] for r in reports} | {src["state"]}
+        erased = memory.forget_source(target_ref)
+        states = {r["state"] for r in reports} | {erased["state"]}
         return {"mode": mode, "state": "completed" if states == {"completed"} else "partial",
                 "items": [i for r in reports for i in r["items"]], "reports": reports,
-                "source": src}
-    source_ids = [rec.source_id] if rec is not None and rec.source_id else [target_ref]
+                "source": erased}
+    if rec is not None:
+        source_ids = [rec.source_id] if rec.source_id and memory.store.source(
+            memory.id, rec.source_id) is not None else []
+    else:
+        source_ids = [target_ref]
     out = [memory.forget_source(s) for s in source_ids]
     return {"mode": mode, "state": "completed" if all(o["state"] == "completed" for o in out)
             else "partial", "sources": out}

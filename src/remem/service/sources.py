@@ -94,12 +94,12 @@ class SourceService:
     """``observe`` for one Memory.
 
     Args:
-        memory: the Memory.
+        ctx: the MemoryContext.
         embedding: its EmbeddingService (vectors and the model check).
     """
 
-    def __init__(self, memory: Any, embedding: Any) -> None:
-        self.memory = memory
+    def __init__(self, ctx: Any, embedding: Any) -> None:
+        self.ctx = ctx
         self.embedding = embedding
 
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
@@ -121,13 +121,13 @@ class SourceService:
         want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,
                 "occurred_at": at_given}
         index = self.embedding.index
-        with index.read(self.memory.id) as snap:
+        with index.read(self.ctx.id) as snap:
             found = snap.source(sid)
             if found is not None:
                 return _replay(found, want, text, snap.source_event_seq(sid))
         vec = self.embedding.embed([text])[0]
-        now = to_iso(self.memory.clock.now())
-        with self.memory.store.unit_of_work(self.memory.id) as uow:
+        now = to_iso(self.ctx.clock.now())
+        with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             w = index.writer(uow)
             found = w.source(sid)
             if found is not None:
@@ -143,7 +143,7 @@ class SourceService:
                    # the speaker's own UTC offset: relative dates resolve in their zone
                    "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
                                      if occurred_at is not None else None)}
-            row["entry_hash"] = entry_hash(prev, {**row, "memory": self.memory.id})
+            row["entry_hash"] = entry_hash(prev, {**row, "memory": self.ctx.id})
             w.insert_source(row)
             doc = source_doc_id(sid)
             w.index_text(doc, "source", scope, text)

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+from remem.domain.access import Operation, Principal, may
 from remem.domain.timefmt import to_iso
-from remem.errors import ConfigInvalid, InvalidInput
+from remem.errors import (
+    ConfigInvalid,
+    InvalidInput,
+    NotFound,
+    NotFoundOrNotVisible,
+    PermissionDenied,
+)
 from remem.service.clock import SystemClock
 from remem.service.config import validate_config
+from remem.service.context import MemoryContext
 from remem.service.memory import Memory
+
+
+def hidden_memory(memory_id: Any) -> NotFoundOrNotVisible:
+    """The one answer for a memory that does not exist or that the caller cannot reach."""
+    return NotFoundOrNotVisible(f"Memory {memory_id!r} was not found or is not visible to this "
+                                "caller.", memory=memory_id)
 
 
 class RememStore:
@@ -27,25 +42,63 @@ class RememStore:
         self.adapter = adapter
         self.clock = clock or SystemClock()
         self.derive = derive
+        self._contexts: dict[str, MemoryContext] = {}
+        self._contexts_lock = threading.Lock()
 
-    def create_memory(self, memory_id: str, config: dict[str, Any] | None = None) -> Memory:
+    def create_memory(self, memory_id: str, config: dict[str, Any] | None = None, *,
+                      principal: Principal | None = None) -> Memory:
         """Creates a memory; ``config`` is validated against ``CONFIG_SCHEMA``.
+
+        A token's principal may create only the memory it is bound to, as a memory admin.
 
         Raises:
             InvalidInput: bad id. ConfigInvalid: bad config. AlreadyExists: id taken.
+            PermissionDenied: the principal may not create this memory.
         """
         _check_memory_id(memory_id)
+        if principal is not None and not principal.is_owner:
+            if not may(principal, Operation.MANAGE):
+                raise PermissionDenied("Only an admin caller with subject 'admin' may create a "
+                                       "memory.", role=principal.role.value,
+                                       subject=principal.subject)
+            if not principal.reaches(memory_id):
+                raise PermissionDenied("This token is bound to another memory; it may create "
+                                       f"only its own, not {memory_id!r}.", memory=memory_id)
         cfg = validate_config(config)
         self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()))
-        return self.memory(memory_id)
+        return self.memory(memory_id, principal)
 
-    def memory(self, memory_id: str) -> Memory:
-        """Opens an existing memory.
+    def memory(self, memory_id: str, principal: Principal | None = None) -> Memory:
+        """Opens an existing memory as seen by ``principal`` (default: the owner).
+
+        Raises:
+            NotFound: (owner) no memory with that id. NotFoundOrNotVisible: (a token's
+                principal) no memory with that id, or one it is not bound to: one answer.
+        """
+        if principal is None or principal.is_owner:
+            return Memory(self.context(memory_id), principal)
+        if not principal.reaches(memory_id):
+            raise hidden_memory(memory_id)
+        try:
+            ctx = self.context(memory_id)
+        except NotFound:
+            raise hidden_memory(memory_id) from None
+        return Memory(ctx, principal)
+
+    def context(self, memory_id: str) -> MemoryContext:
+        """The memory's cached context; rebuilt when its stored config changed.
 
         Raises:
             NotFound: no memory with that id.
         """
-        return Memory(self.adapter, memory_id, self.clock, owner=self, derive_mode=self.derive)
+        if not isinstance(memory_id, str):
+            raise hidden_memory(memory_id)
+        config = self.adapter.memory_config(memory_id)
+        with self._contexts_lock:
+            ctx = self._contexts.get(memory_id)
+            if ctx is None or ctx.config != config:
+                ctx = self._contexts[memory_id] = MemoryContext(self, memory_id, config)
+            return ctx
 
     def update_config(self, memory_id: str, config: dict[str, Any]) -> None:
         """Replaces a memory's config after validating it. A key's declared cardinality never
@@ -66,6 +119,8 @@ class RememStore:
 
     def delete_memory(self, memory_id: str) -> dict[str, int]:
         """Purges the memory: its ledger and every row; returns rows deleted per table."""
+        with self._contexts_lock:
+            self._contexts.pop(memory_id, None)
         return self.adapter.delete_memory(memory_id)
 
     def verify(self) -> dict[str, Any]:

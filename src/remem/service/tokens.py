@@ -1,4 +1,4 @@
-"""API bearer tokens and the access rules of a principal (per memory, per scope).
+"""API bearer tokens: each authenticates to a ``Principal`` (rules in ``domain.access``).
 
 A token reads ``rmm_<token_id>_<secret>``. Only ``sha256(token)`` is stored; authentication
 looks the row up by id and compares digests with ``hmac.compare_digest``. Each token is bound
@@ -20,94 +20,18 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from remem.domain.model import Scope, ScopeKind
+from remem.domain.access import ADMIN_SUBJECT, Principal, Role
+from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
-from remem.errors import InvalidInput, NotFoundOrNotVisible, PermissionDenied, Unauthenticated
+from remem.errors import InvalidInput, NotFoundOrNotVisible, Unauthenticated
 
 TOKEN_PREFIX = "rmm"
-ADMIN_SUBJECT = "admin"
 _TOKEN_RE = re.compile(r"rmm_([0-9a-f]{16})_[A-Za-z0-9_-]{20,128}")
 _DUMMY_HASH = hashlib.sha256(b"rmm_none_none").hexdigest()
 _BAD_TOKEN = ("Missing or invalid bearer token; send 'Authorization: Bearer rmm_...' with a "
               "token from `remem token create`.")
-
-
-class Role(StrEnum):
-    READER = "reader"
-    WRITER = "writer"
-    ADMIN = "admin"
-
-
-_RANK = {Role.READER: 0, Role.WRITER: 1, Role.ADMIN: 2}
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: the token's memory, role and subject.
-
-    Attributes:
-        token_id: the token's public id (``actor`` on the ledger is ``token:<token_id>``).
-        memory_id: the only memory this principal reaches.
-        role: reader | writer | admin.
-        subject: ``admin`` or a scope handle such as ``user:alice``.
-    """
-
-    token_id: str
-    memory_id: str
-    role: Role
-    subject: str
-
-    @property
-    def actor(self) -> str:
-        return f"token:{self.token_id}"
-
-    @property
-    def scope(self) -> str | None:
-        """The subject's scope, or None for the memory-wide ``admin`` subject."""
-        return None if self.subject == ADMIN_SUBJECT else self.subject
-
-    def can_read(self, scope: str) -> bool:
-        return (self.scope is None or scope == self.scope
-                or Scope.parse(scope).kind is ScopeKind.AGENT)
-
-    def can_write(self, scope: str) -> bool:
-        return self.has_role(Role.WRITER) and (self.scope is None or scope == self.scope)
-
-    def has_role(self, role: Role) -> bool:
-        return _RANK[self.role] >= _RANK[role]
-
-    def require_role(self, role: Role, action: str) -> None:
-        """Raises PermissionDenied unless the token's role is at least ``role``."""
-        if not self.has_role(role):
-            raise PermissionDenied(f"A {self.role} token may not {action}; it needs role "
-                                   f"{role} or higher.", role=self.role, needed=role.value)
-
-    def require_memory_admin(self, action: str) -> None:
-        """Raises PermissionDenied unless role and subject are both ``admin``."""
-        if not (self.role is Role.ADMIN and self.scope is None):
-            raise PermissionDenied(f"Only an admin token with subject 'admin' may {action}.",
-                                   role=self.role, subject=self.subject)
-
-    def require_read(self, scope: str) -> str:
-        """Returns the parsed scope; PermissionDenied when the subject may not read it."""
-        scope = str(Scope.parse(scope))
-        if not self.can_read(scope):
-            raise PermissionDenied(f"This token (subject {self.subject}) may not read scope "
-                                   f"{scope}.", scope=scope)
-        return scope
-
-    def require_write(self, scope: str) -> str:
-        """Returns the parsed scope; PermissionDenied when the principal may not write it."""
-        scope = str(Scope.parse(scope))
-        self.require_role(Role.WRITER, "write")
-        if not self.can_write(scope):
-            raise PermissionDenied(f"This token (subject {self.subject}) may not write scope "
-                                   f"{scope}; a scope is written only by its own subject or "
-                                   "an 'admin' subject.", scope=scope)
-        return scope
 
 
 @dataclass(frozen=True)
@@ -193,7 +117,7 @@ class Tokens:
         ok = hmac.compare_digest(stored.encode(), presented.encode())
         if not ok or row is None or row["revoked_at"] is not None:
             raise Unauthenticated(_BAD_TOKEN)
-        return Principal(row["token_id"], row["memory_id"], Role(row["role"]), row["subject"])
+        return Principal(row["memory_id"], Role(row["role"]), row["subject"], row["token_id"])
 
 
 def _digest(token: str) -> str:

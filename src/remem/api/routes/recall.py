@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import Query
 from fastapi.responses import Response
 
-from remem.api.auth import Access, Reader, Writer
+from remem.api.auth import Caller
 from remem.api.routing import make_router
 from remem.api.schemas import (
     ContextIn,
@@ -30,16 +30,11 @@ def _measured(result: Any) -> Response:
     return Response(content=result.to_json().encode("utf-8"), media_type="application/json")
 
 
-def _readable(access: Access, scopes: list[str]) -> list[str]:
-    return [access.principal.require_read(s) for s in scopes]
-
-
 @router.post("/observe", response_model=ReceiptOut, status_code=202, summary="Observe")
-def observe(body: ObserveIn, access: Writer) -> Any:
+def observe(body: ObserveIn, memory: Caller) -> Any:
     """Records a captured input (a source) durably and returns its receipt."""
-    receipt = access.memory.observe(
-        access.principal.require_write(body.scope), body.text, role=body.role,
-        actor=access.actor, source_id=body.source_id, run_id=body.run_id,
+    receipt = memory.observe(
+        body.scope, body.text, role=body.role, source_id=body.source_id, run_id=body.run_id,
         occurred_at=body.occurred_at, kind=body.kind, idempotency_key=body.idempotency_key)
     return receipt.to_dict()
 
@@ -47,29 +42,22 @@ def observe(body: ObserveIn, access: Writer) -> Any:
 @router.post("/recall", response_model=RecallOut, summary="Recall",
              response_class=Response, responses={200: {"model": RecallOut,
                                                        "content": {"application/json": {}}}})
-def recall(body: RecallIn, access: Reader) -> Response:
+def recall(body: RecallIn, memory: Caller) -> Response:
     """Hybrid recall over visible scopes, rendered within ``budget_tokens``."""
-    result = access.memory.recall(
-        _readable(access, body.scopes), body.query, budget_tokens=body.budget_tokens,
+    result = memory.recall(
+        body.scopes, body.query, budget_tokens=body.budget_tokens,
         tokenizer=body.tokenizer, valid_at=body.valid_at, kinds=body.kinds,
         include_history=body.include_history, limit=body.limit,
-        after=[_visible_after(access, r) for r in body.after], deadline_ms=body.deadline_ms)
+        after=body.after, deadline_ms=body.deadline_ms)
     return _measured(result)
-
-
-def _visible_after(access: Access, receipt_id: str) -> str:
-    from remem.api.routes.intake import _visible_receipt
-
-    _visible_receipt(access, receipt_id)
-    return receipt_id
 
 
 @router.post("/context", response_model=ContextOut, summary="Context (byte budget)",
              response_class=Response, responses={200: {"model": ContextOut,
                                                        "content": {"application/json": {}}}})
-def context(body: ContextIn, access: Reader) -> Response:
+def context(body: ContextIn, memory: Caller) -> Response:
     """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV context)."""
-    result = access.memory.context(_readable(access, body.scopes), body.query,
+    result = memory.context(body.scopes, body.query,
                                    max_bytes=body.max_bytes, kinds=body.kinds,
                                    valid_at=body.valid_at)
     return _measured(result)
@@ -79,7 +67,7 @@ def context(body: ContextIn, access: Reader) -> Response:
             response_class=Response, responses={200: {"model": ProfileOut,
                                                       "content": {"application/json": {}}}})
 def profile(
-    access: Reader,
+    memory: Caller,
     scopes: Annotated[list[str], Query(min_length=1, max_length=16,
                                        description="Repeat for each scope.")],
     budget_tokens: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
@@ -88,7 +76,7 @@ def profile(
     activation_id: Annotated[str | None, Query(max_length=128)] = None,
 ) -> Response:
     """Identity, rules, profile slots and preferences; byte-identical per activation."""
-    result = access.memory.profile(_readable(access, scopes), budget_tokens=budget_tokens,
+    result = memory.profile(scopes, budget_tokens=budget_tokens,
                                    max_bytes=max_bytes, tokenizer=tokenizer,
                                    activation_id=activation_id)
     return _measured(result)

@@ -1,0 +1,136 @@
+"""Guard: the service's one access check of a principal against parsed scopes and targets.
+
+Every ``Memory`` operation asks its guard before it reads or writes. Scopes a request names
+explicitly are checked with :func:`remem.domain.access.may` (``PermissionDenied`` names the
+scope: a scope is a name the caller chose, not data). Targets named by id — items, sources,
+receipts, conflict groups — are looked up first; one that does not exist and one in a scope the
+caller may not read give the **same** ``NotFoundOrNotVisible`` (same message, same details apart
+from the id the caller sent), so no answer tells whether something exists elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from remem.domain.access import Operation, Principal, Role, can_read, can_write, may
+from remem.domain.model import Scope
+from remem.errors import NotFound, NotFoundOrNotVisible, PermissionDenied
+
+
+def hidden(what: str, ref: Any, field: str) -> NotFoundOrNotVisible:
+    """The one "not found or not visible" answer for a target the caller named."""
+    return NotFoundOrNotVisible(f"{what} {ref!r} was not found or is not visible to this caller.",
+                                **{field: ref})
+
+
+class Guard:
+    """A principal bound to one memory's store.
+
+    Args:
+        principal: who is calling.
+        ctx: the memory's context (store and id are used for by-id lookups).
+    """
+
+    def __init__(self, principal: Principal, ctx: Any) -> None:
+        self.principal = principal
+        self.ctx = ctx
+
+    @property
+    def actor(self) -> str:
+        return self.principal.actor
+
+    @property
+    def is_scoped(self) -> bool:
+        """True when the principal reaches only its own (and agent) scopes."""
+        return self.principal.scope is not None
+
+    # --- scopes the request names ----------------------------------------------------------
+    def read(self, scopes: str | Iterable[str]) -> list[str]:
+        """Canonical scopes, each readable by the principal.
+
+        Raises:
+            InvalidInput: a malformed scope. PermissionDenied: a scope it may not read.
+        """
+        out = [str(Scope.parse(s)) for s in ([scopes] if isinstance(scopes, str) else scopes)]
+        for s in out:
+            if not may(self.principal, Operation.READ, [s]):
+                raise PermissionDenied(f"This caller (subject {self.principal.subject}) may not "
+                                       f"read scope {s}.", scope=s)
+        return out
+
+    def write(self, scope: str) -> str:
+        """The canonical scope when the principal may write it.
+
+        Raises:
+            InvalidInput: a malformed scope. PermissionDenied: role below writer, or a scope
+                other than its own.
+        """
+        s = str(Scope.parse(scope))
+        self.role(Role.WRITER, "write")
+        if not may(self.principal, Operation.WRITE, [s]):
+            raise PermissionDenied(f"This caller (subject {self.principal.subject}) may not "
+                                   f"write scope {s}; a scope is written only by its own "
+                                   "subject or a memory-wide one.", scope=s)
+        return s
+
+    def role(self, role: Role, action: str) -> None:
+        """Raises PermissionDenied unless the principal's role is at least ``role``."""
+        if not self.principal.has_role(role):
+            raise PermissionDenied(f"A {self.principal.role} caller may not {action}; it needs "
+                                   f"role {role} or higher.", role=self.principal.role.value,
+                                   needed=role.value)
+
+    def manage(self, action: str) -> None:
+        """Memory-wide operations: role admin with a memory-wide subject."""
+        if not may(self.principal, Operation.MANAGE):
+            raise PermissionDenied(f"Only an admin caller with subject 'admin' may {action}.",
+                                   role=self.principal.role.value,
+                                   subject=self.principal.subject)
+
+    def listing_scope(self, scope: str | None) -> str | None:
+        """The scope a listing is narrowed to: the subject's own when none is given."""
+        if scope is None:
+            return self.principal.scope
+        return self.read(scope)[0]
+
+    def readable(self, scope: str) -> bool:
+        return can_read(self.principal, scope)
+
+    def writable(self, scope: str) -> bool:
+        return can_write(self.principal, scope)
+
+    # --- targets named by id ---------------------------------------------------------------
+    def item(self, item_id: Any) -> Any:
+        """The item's record when it exists and is readable; else the neutral answer."""
+        rec = self.ctx.store.item(self.ctx.id, item_id) if isinstance(item_id, str) else None
+        if rec is None or not self.readable(rec.scope):
+            raise hidden("Item", item_id, "item_id")
+        return rec
+
+    def writable_item(self, item_id: Any) -> Any:
+        """A visible item the principal may also write (PermissionDenied when only readable)."""
+        rec = self.item(item_id)
+        self.write(rec.scope)
+        return rec
+
+    def receipt(self, receipt_id: Any) -> Any:
+        """A visible receipt (``Receipt``); else the neutral answer."""
+        try:
+            rc = self.ctx.intake.get(receipt_id) if isinstance(receipt_id, str) else None
+        except NotFound:
+            rc = None
+        if rc is None or not self.readable(rc.scope):
+            raise hidden("Receipt", receipt_id, "receipt_id")
+        return rc
+
+    def source(self, source_id: Any) -> dict[str, Any]:
+        """A visible source row; else the neutral answer."""
+        row = (self.ctx.store.source(self.ctx.id, source_id)
+               if isinstance(source_id, str) else None)
+        if row is None or not self.readable(row["scope"]):
+            raise hidden("Source", source_id, "source_id")
+        return row
+
+
+__all__ = ["Guard", "hidden"]

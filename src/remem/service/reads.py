@@ -1,0 +1,136 @@
+"""Reads of one memory: items with their text, inspect, listings, history, conflicts.
+
+Functions take the memory's context and the scopes the guard already allowed; they never
+decide access themselves.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from remem.domain.model import ItemStatus
+from remem.errors import InvalidInput
+from remem.service.results import Inspection, ItemView, Page
+
+
+def views(ctx: Any, recs: list) -> list[ItemView]:
+    """Read-model rows joined with their payloads."""
+    payloads = ctx.store.payloads(ctx.id, [r.payload_id for r in recs])
+    return [ItemView.build(r, payloads.get(r.payload_id)) for r in recs]
+
+
+def inspect(ctx: Any, scope: str, key: str) -> Inspection:
+    """Current value, revision, state, history and open conflicts of one key."""
+    meta = ctx.store.key_meta(ctx.id, scope, key)
+    vs = views(ctx, ctx.store.key_items(ctx.id, scope, key))
+    current = [v for v in vs if v.status == ItemStatus.CURRENT]
+    conflicts = [v for v in vs if v.status == ItemStatus.CONFLICT]
+    history = sorted((v for v in vs if v.status in (ItemStatus.SUPERSEDED,
+                                                    ItemStatus.ARCHIVED)),
+                     key=lambda v: (v.revision, v.valid_at), reverse=True)
+    state = _state(vs, current, conflicts, meta)
+    single = meta["cardinality"] != "multi"
+    top = current[0] if current else None
+    if state == "forgotten":
+        history, conflicts = [], []
+    return Inspection(
+        scope=scope, key=key, state=state, revision=meta["revision"],
+        cardinality=meta["cardinality"],
+        value=(top.value if single else [v.value for v in current]) if top else None,
+        current=current, history=history, conflicts=conflicts,
+        kind=top.kind if top else None,
+        source={"id": top.source_id, "text": top.quote, "role": top.source_role}
+        if top else None, valid_until=top.valid_until if top else None)
+
+
+def _state(vs: list[ItemView], current: list, conflicts: list, meta: dict[str, Any]) -> str:
+    if conflicts:
+        return "conflict"
+    if current:
+        return "current"
+    if meta["tombstones"] and not vs:
+        return "forgotten"
+    if any(v.status == ItemStatus.ARCHIVED for v in vs):
+        return "archived"
+    return "superseded" if vs else "empty"
+
+
+def items(ctx: Any, *, scope: str | None, key: str | None, kind: str | None,
+          status: str | list[str] | None, cursor: str | None, limit: int) -> Page:
+    """A page of items (see ``Memory.items``)."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise InvalidInput("limit must be between 1 and 1000.", field="limit")
+    statuses = _statuses(status)
+    after = _decode_cursor(cursor)
+    recs = ctx.store.items(ctx.id, scope=scope, key=key, kind=kind, statuses=statuses,
+                           after=after, limit=limit + 1)
+    more = len(recs) > limit
+    recs = recs[:limit]
+    nxt = _encode_cursor(recs[-1].item_id) if more and recs else None
+    return Page(views(ctx, recs), nxt)
+
+
+def history(ctx: Any, rec: Any) -> dict[str, Any]:
+    """An item, its key's other versions, its provenance and the ledger events naming it."""
+    item_id = rec.item_id
+    versions = views(ctx, ctx.store.key_items(ctx.id, rec.scope, rec.key))
+    events = [e for e in ctx.store.events(ctx.id)
+              if e["data"].get("item_id") == item_id
+              or item_id in e["data"].get("item_ids", [])
+              or item_id in (e["data"].get("by"), e["data"].get("keep"),
+                             e["data"].get("into"))]
+    return {"item": views(ctx, [rec])[0].to_dict(),
+            "versions": [v.to_dict() for v in versions],
+            "provenance": ctx.store.provenance(ctx.id, item_id),
+            "events": [{k: e[k] for k in ("seq", "type", "data", "actor", "at")}
+                       for e in events]}
+
+
+def conflicts(ctx: Any, scope: str | None) -> list[dict[str, Any]]:
+    """Open conflict groups: [{group_id, scope, key, items: [ItemView dicts]}]."""
+    groups: dict[str, dict[str, Any]] = {}
+    cursor = None
+    while True:
+        page = items(ctx, scope=scope, key=None, kind=None, status="conflict", cursor=cursor,
+                     limit=1000)
+        for v in page.items:
+            g = groups.setdefault(v.conflict_group, {"group_id": v.conflict_group,
+                                                     "scope": v.scope, "key": v.key,
+                                                     "items": []})
+            g["items"].append(v.to_dict())
+        if page.next_cursor is None:
+            return list(groups.values())
+        cursor = page.next_cursor
+
+
+def _statuses(status: str | list[str] | None) -> list[str] | None:
+    if status is None:
+        return [ItemStatus.CURRENT.value, ItemStatus.CONFLICT.value]
+    if status == "all":
+        return None
+    wanted = [status] if isinstance(status, str) else list(status)
+    for s in wanted:
+        if s not in {x.value for x in ItemStatus}:
+            raise InvalidInput(f"status {s!r} is not one of "
+                               + ", ".join(x.value for x in ItemStatus) + " or 'all'.",
+                               field="status")
+    return wanted
+
+
+def _encode_cursor(item_id: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": item_id}).encode()).decode()
+
+
+def _decode_cursor(cursor: str | None) -> str | None:
+    if cursor is None:
+        return None
+    try:
+        after = json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"]
+        if not isinstance(after, str):
+            raise TypeError("after must be an item id")
+        return after
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InvalidInput("cursor is not one this API returned; start again without it.",
+                           field="cursor") from exc
