@@ -20,10 +20,12 @@ def test_observe_records_a_source_and_returns_its_receipt(api):
     r = api.post("/memory/m1/observe", "alice", json={
         "scope": "user:alice", "text": "I moved to Berlin last week", "source_id": "turn-1"})
     assert r.status_code == 202
-    assert (r.json()["source_id"], r.json()["phase"]) == ("turn-1", "available")  # derived inline
+    # a scoped token's source ids live under its scope; derived inline
+    assert (r.json()["source_id"], r.json()["phase"]) == ("user:alice/turn-1", "available")
     again = api.post("/memory/m1/observe", "alice", json={
         "scope": "user:alice", "text": "I moved to Berlin last week", "source_id": "turn-1"})
     assert again.json()["replayed"] is True
+    assert again.json()["receipt_id"] == r.json()["receipt_id"]
 
 
 def test_observe_needs_write_access_to_the_scope(api):

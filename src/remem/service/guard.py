@@ -124,11 +124,35 @@ class Guard:
             raise hidden("Receipt", receipt_id, "receipt_id")
         return rc
 
+    # --- per-scope names ----------------------------------------------------------------
+    def scoped_name(self, scope: str, name: str | None) -> str | None:
+        """A caller-chosen source id or idempotency key in the caller's namespace.
+
+        A scoped token's names live under its scope (``user:alice/turn-1``), so two users
+        never collide on, squat on or probe each other's ids; a memory-wide principal (owner,
+        admin subject) and an in-process principal (built by the embedding program, which
+        chooses its own ids) name things as given.
+        """
+        if name is None or self.principal.scope is None or self.principal.token_id is None:
+            return name
+        prefix = f"{scope}/"
+        return name if name.startswith(prefix) else prefix + name
+
+    def find_source(self, ref: Any) -> dict[str, Any] | None:
+        """The visible source a caller's reference names (its own namespace first), or None."""
+        if not isinstance(ref, str):
+            return None
+        own = self.principal.scope
+        for sid in dict.fromkeys([self.scoped_name(own, ref) if own else ref, ref]):
+            row = self.ctx.store.source(self.ctx.id, sid)
+            if row is not None and self.readable(row["scope"]):
+                return row
+        return None
+
     def source(self, source_id: Any) -> dict[str, Any]:
         """A visible source row; else the neutral answer."""
-        row = (self.ctx.store.source(self.ctx.id, source_id)
-               if isinstance(source_id, str) else None)
-        if row is None or not self.readable(row["scope"]):
+        row = self.find_source(source_id)
+        if row is None:
             raise hidden("Source", source_id, "source_id")
         return row
 

@@ -234,7 +234,8 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     run_id = f"{host_kind}:{host_id}"
     # Past the cursor, and never a turn this conversation already recorded (a resent head).
     new = [t for t in turns[start:]
-           if (row := memory.store.source(memory.id, t["id"])) is None or row["run_id"] != run_id]
+           if (row := memory.store.source(memory.id, memory.guard.scoped_name(scope, t["id"])))
+           is None or row["run_id"] != run_id]
     captured = []
     for t in new:
         at = t.get("occurred_at")

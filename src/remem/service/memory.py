@@ -93,12 +93,13 @@ class Memory:
             PermissionDenied: the principal may not write the scope.
             IdempotencyConflict: the key was used for a different request.
         """
-        self.guard.write(scope)
+        scope = self.guard.write(scope)
         cand = candidate(self.ctx, scope, key, value, kind, valid_at, source, valid_until)
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
             stated_valid_at=valid_at or cand.source.occurred_at,
-            idempotency_key=idempotency_key or derived_key("remember", cand, self.config)))
+            idempotency_key=self.guard.scoped_name(scope, idempotency_key)
+            or derived_key("remember", cand, self.config)))
 
     def remember_many(self, statements: list[dict[str, Any]], *,
                       actor: str | None = None) -> list[WriteResult]:
@@ -126,8 +127,9 @@ class Memory:
             reqs.append(WriteRequest(
                 cand, Authority.OWNER, self._actor(actor),
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
-                idempotency_key=st.get("idempotency_key") or derived_key("remember", cand,
-                                                                        self.config)))
+                idempotency_key=self.guard.scoped_name(str(cand.scope),
+                                                       st.get("idempotency_key"))
+                or derived_key("remember", cand, self.config)))
         from remem.domain.textindex import item_text
 
         self.ctx.embedding.prime([item_text(r.candidate.key, r.candidate.value,
@@ -154,7 +156,8 @@ class Memory:
             cand, Authority.CORRECTION, self._actor(actor),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
             stated_valid_at=cand.source.occurred_at,
-            idempotency_key=idempotency_key or derived_key("correct", cand, self.config)))
+            idempotency_key=self.guard.scoped_name(scope, idempotency_key)
+            or derived_key("correct", cand, self.config)))
 
     def correct_item(self, item_id: str, value: Any, *, expected_revision: int,
                      **kw: Any) -> WriteResult:
@@ -259,10 +262,12 @@ class Memory:
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
         """
         scope = self.guard.write(scope)
+        name = self.guard.scoped_name
         return self.ctx.intake.observe(scope, text, role=role, actor=actor,
-                                       source_id=source_id, run_id=run_id,
+                                       source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
-                                       idempotency_key=idempotency_key, derive=derive)
+                                       idempotency_key=name(scope, idempotency_key),
+                                       derive=derive)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:
@@ -275,7 +280,10 @@ class Memory:
         """KIP feedback, stored as agent_statement or user_statement; never a grade."""
         from remem.service.revise import feedback
 
-        return feedback(self, self.guard.write(scope), text, **kw)
+        scope = self.guard.write(scope)
+        if kw.get("idempotency_key") is not None:
+            kw["idempotency_key"] = self.guard.scoped_name(scope, kw["idempotency_key"])
+        return feedback(self, scope, text, **kw)
 
     def forget_ref(self, target_ref: str, *, mode: str = "semantic",
                    caller_scope: str | None = None) -> dict[str, Any]:
@@ -293,7 +301,7 @@ class Memory:
         """Erases one source's text, salt, full-text row and vector; its chain entry stays."""
         row = self.guard.source(source_id)
         self.guard.write(row["scope"])
-        return Forgetter(self).forget_source(source_id, scopes=self._forget_scopes())
+        return Forgetter(self).forget_source(row["source_id"], scopes=self._forget_scopes())
 
     def kip(self, request: Any) -> dict[str, Any]:
         """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
@@ -304,10 +312,12 @@ class Memory:
     def capture(self, scope: str, host_kind: str, host_id: str, turns: list[dict[str, Any]],
                 *, expected_position: int | None = None) -> dict[str, Any]:
         """Captures a host conversation past its cursor (compare-and-set); see
-        ``service.intake.capture``. Re-sending the same conversation duplicates nothing."""
+        ``service.intake.capture``. Re-sending the same conversation duplicates nothing.
+        A scoped caller's conversation ids, like its source ids, live under its scope."""
         from remem.service.intake import capture
 
-        return capture(self, self.guard.write(scope), host_kind, host_id, turns,
+        scope = self.guard.write(scope)
+        return capture(self, scope, host_kind, self.guard.scoped_name(scope, host_id), turns,
                        expected_position=expected_position)
 
     def receipt(self, receipt_id: str) -> Receipt:

@@ -77,22 +77,18 @@ def forget_ref(memory: Any, target_ref: Any, *, mode: str,
     rec = memory.store.item(memory.id, target_ref) if isinstance(target_ref, str) else None
     if rec is not None and not guard.readable(rec.scope):
         rec = None
-    src = None
-    if rec is None and isinstance(target_ref, str):
-        src = memory.store.source(memory.id, target_ref)
-        if src is not None and not guard.readable(src["scope"]):
-            src = None
+    src = guard.find_source(target_ref) if rec is None else None
     if rec is None and src is None:
         raise hidden("Item or source", target_ref, "target_ref")
     guard.write(rec.scope if rec is not None else src["scope"])
     if mode == "semantic":
         if rec is not None:
             return {"mode": mode, **memory.forget(target_ref, caller_scope=caller_scope).to_dict()}
-        items = [i for i in memory.store.items_from_source(memory.id, target_ref)
+        items = [i for i in memory.store.items_from_source(memory.id, src["source_id"])
                  if (r := memory.store.item(memory.id, i)) is not None and guard.writable(r.scope)]
         reports = [memory.forget(i, caller_scope=caller_scope).to_dict() for i in items
                    if memory.store.item(memory.id, i) is not None]
-        erased = memory.forget_source(target_ref)
+        erased = memory.forget_source(src["source_id"])
         states = {r["state"] for r in reports} | {erased["state"]}
         return {"mode": mode, "state": "completed" if states == {"completed"} else "partial",
                 "items": [i for r in reports for i in r["items"]], "reports": reports,
@@ -101,7 +97,7 @@ def forget_ref(memory: Any, target_ref: Any, *, mode: str,
         source_ids = [rec.source_id] if rec.source_id and memory.store.source(
             memory.id, rec.source_id) is not None else []
     else:
-        source_ids = [target_ref]
+        source_ids = [src["source_id"]]
     out = [memory.forget_source(s) for s in source_ids]
     return {"mode": mode, "state": "completed" if all(o["state"] == "completed" for o in out)
             else "partial", "sources": out}

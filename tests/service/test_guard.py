@@ -1,0 +1,155 @@
+"""The one access check: every Memory operation asks the guard, on what was parsed.
+
+Python API level (a real SQLite file); tests/security runs the same rules over HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from remem.domain.access import Principal, Role
+from remem.errors import InvalidInput, NotFoundOrNotVisible, PermissionDenied
+from remem.service.apply import apply_document
+
+ALICE, BOB = "user:alice", "user:bob"
+
+
+def as_(mem, role: str, subject: str):
+    return mem.as_principal(Principal(mem.id, Role(role), subject, "t" + subject[-3:]))
+
+
+@pytest.fixture
+def seeded(memory):
+    memory.remember(BOB, "home_city", "Bobtown-secret", kind="profile_slot")
+    memory.observe(BOB, "I work at Bobcorp-secret", source_id="s-bob", derive=False)
+    memory.remember(ALICE, "home_city", "Paris", kind="profile_slot")
+    return memory
+
+
+def kip(mem, op, inp, **scope):
+    return mem.kip({"kip_memory": "2.0", "operation": op, "idempotency_key": "k-" + op,
+                    "scope": {"task_ref": ALICE, **scope}, "input": inp})
+
+
+def error_text(exc: BaseException, ref: str) -> str:
+    d = exc.to_dict()  # type: ignore[attr-defined]
+    return str(d).replace(repr(ref), "<ref>").replace(ref, "<ref>")
+
+
+@pytest.mark.parametrize("refs", [{"user:bob": 1}, [["user:bob"]], "user:bob"])
+def test_kip_context_refs_in_any_other_json_shape_are_refused(seeded, refs):
+    with pytest.raises(InvalidInput):
+        kip(as_(seeded, "reader", ALICE), "recall", {"query": "where"}, context_refs=refs)
+
+
+@pytest.mark.parametrize("ref", ["user:bob", "User:Bob", " user:bob", "user:*"])
+def test_kip_context_refs_naming_another_user_never_read_it(seeded, ref):
+    with pytest.raises((PermissionDenied, InvalidInput)):
+        kip(as_(seeded, "reader", ALICE), "recall", {"query": "Bobtown"}, context_refs=[ref])
+
+
+def test_kip_forget_of_another_users_source_is_indistinguishable_from_a_missing_one(seeded):
+    alice = as_(seeded, "writer", ALICE)
+    answers = []
+    for ref in ("s-bob", "s-nope"):
+        for mode in ("payload_only", "semantic"):
+            with pytest.raises(NotFoundOrNotVisible) as info:
+                kip(alice, "forget", {"target_ref": ref, "mode": mode})
+            answers.append(error_text(info.value, ref))
+    assert len(set(answers)) == 1
+    assert seeded.store.source(seeded.id, "s-bob")["text"] == "I work at Bobcorp-secret"
+
+
+def test_by_id_operations_on_another_users_item_answer_like_a_missing_item(seeded):
+    bob_item = seeded.inspect(BOB, "home_city").current[0].item_id
+    alice = as_(seeded, "writer", ALICE)
+    for op in ("get", "history", "archive", "restore", "forget"):
+        seen = []
+        for ref in (bob_item, "itm_does_not_exist"):
+            with pytest.raises(NotFoundOrNotVisible) as info:
+                getattr(alice, op)(ref)
+            seen.append(error_text(info.value, ref))
+        assert seen[0] == seen[1], op
+    assert seeded.inspect(BOB, "home_city").value == "Bobtown-secret"
+
+
+def test_receipts_of_another_scope_answer_like_missing_ones(seeded):
+    receipt = seeded.observe(BOB, "hello", source_id="s2", derive=False)
+    alice = as_(seeded, "reader", ALICE)
+    seen = []
+    for ref in (receipt.receipt_id, "rcpt_missing"):
+        with pytest.raises(NotFoundOrNotVisible) as info:
+            alice.receipt(ref)
+        seen.append(error_text(info.value, ref))
+        with pytest.raises(NotFoundOrNotVisible):
+            alice.recall(ALICE, "hello", budget_tokens=300, after=[ref])
+    assert seen[0] == seen[1]
+
+
+def test_a_scoped_tokens_source_ids_and_idempotency_keys_are_per_scope(seeded):
+    alice = as_(seeded, "writer", ALICE)
+    bob = as_(seeded, "writer", BOB)
+    a = alice.observe(ALICE, "I like tea", source_id="turn-1", idempotency_key="k1")
+    b = bob.observe(BOB, "I like coffee", source_id="turn-1", idempotency_key="k1")
+    assert a.receipt_id != b.receipt_id and not a.replayed and not b.replayed
+    assert alice.observe(ALICE, "I like tea", source_id="turn-1",
+                         idempotency_key="k1").receipt_id == a.receipt_id
+    w1 = alice.remember(ALICE, "drink", "tea", idempotency_key="req")
+    w2 = bob.remember(BOB, "drink", "coffee", idempotency_key="req")
+    assert not w2.replayed and w1.item_id != w2.item_id
+
+
+def test_a_reader_writes_nothing_and_a_writer_only_its_own_scope(seeded):
+    head = seeded.status()["head_seq"]
+    reader = as_(seeded, "reader", ALICE)
+    for call in (lambda: reader.remember(ALICE, "diet", "vegan"),
+                 lambda: reader.observe(ALICE, "hi"),
+                 lambda: kip(reader, "observe", {"source_ref": "x", "text": "hi"})):
+        with pytest.raises(PermissionDenied):
+            call()
+    writer = as_(seeded, "writer", ALICE)
+    for call in (lambda: writer.remember(BOB, "diet", "vegan"),
+                 lambda: writer.remember("agent:bot", "tone", "rude", kind="rule"),
+                 lambda: writer.observe(BOB, "hi"),
+                 lambda: apply_document(writer, json.dumps(
+                     {"proposals": [{"entity": ALICE, "attribute": "diet", "value": "vegan",
+                                     "kind": "preference", "operation": "assert"},
+                                    {"entity": BOB, "attribute": "diet", "value": "vegan",
+                                     "kind": "preference", "operation": "assert"}],
+                      "applied": False}))):
+        with pytest.raises(PermissionDenied):
+            call()
+    assert seeded.status()["head_seq"] == head
+
+
+def test_memory_wide_operations_need_a_memory_admin(seeded):
+    for role, subject in (("admin", ALICE), ("writer", "admin"), ("reader", ALICE)):
+        m = as_(seeded, role, subject)
+        calls = [m.runs, m.list_tokens, m.delete, m.run_jobs]
+        if subject != "admin":  # status needs a memory-wide subject, any role
+            calls.append(m.status)
+        for call in calls:
+            with pytest.raises(PermissionDenied):
+                call()
+    assert as_(seeded, "admin", "admin").status()["memory"] == seeded.id
+
+
+def test_a_token_of_another_memory_reaches_nothing(store, seeded):
+    store.create_memory("m2")
+    other = Principal("m2", Role.ADMIN, "admin", "tx")
+    with pytest.raises(NotFoundOrNotVisible) as a:
+        store.memory(seeded.id, principal=other)
+    with pytest.raises(NotFoundOrNotVisible) as b:
+        store.memory("nope", principal=other)
+    assert error_text(a.value, seeded.id) == error_text(b.value, "nope")
+
+
+def test_agent_tools_are_bound_to_the_callers_principal(seeded):
+    from remem.agent.tools import MemoryTools
+
+    tools = MemoryTools(seeded, user_scope=ALICE, agent_scope="agent:bot")
+    assert tools.memory.principal.subject == ALICE
+    out = tools.call("SearchMemory", {"query": "Bobtown-secret city"})
+    assert "Bobtown-secret" not in str(out)
