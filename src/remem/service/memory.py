@@ -62,8 +62,9 @@ class Memory:
         self.config = store.memory_config(memory_id)
         self.writer = Writer(store, memory_id, clock, self._policy)
         self.intake = Intake(self)
-        self.extractor = build_extractor(self.config.get("extraction"))
-        self.judge = build_judge(self.config.get("judge"))
+        self.providers = getattr(owner, "providers", None)  # the operator's registry
+        self.extractor = build_extractor(self.config.get("extraction"), self.providers)
+        self.judge = build_judge(self.config.get("judge"), self.providers)
         self._embedding = EmbeddingService(self)  # indexes new items in the write transaction
         self._embedding.attach(self.writer)
         self._recall = RecallService(self, self._embedding)

@@ -9,6 +9,7 @@ from remem.errors import ConfigInvalid, InvalidInput
 from remem.service.clock import SystemClock
 from remem.service.config import validate_config
 from remem.service.memory import Memory
+from remem.settings import ProviderRegistry
 
 
 class RememStore:
@@ -17,9 +18,12 @@ class RememStore:
     Args:
         adapter: a storage adapter (``SQLiteStore`` or ``PostgresStore``).
         clock: injected clock; defaults to the system clock.
+        providers: the operator's ``ProviderRegistry`` (None: only ``rules`` and ``local``);
+            memory configs pick model providers from it by name.
     """
 
-    def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline") -> None:
+    def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline",
+                 providers: Any = None) -> None:
         if derive not in ("inline", "worker"):
             raise InvalidInput("derive must be 'inline' (embedded: derive jobs run in-process "
                                "right after observe) or 'worker' (a `remem worker` runs them).",
@@ -27,6 +31,7 @@ class RememStore:
         self.adapter = adapter
         self.clock = clock or SystemClock()
         self.derive = derive
+        self.providers = providers if providers is not None else ProviderRegistry()
 
     def create_memory(self, memory_id: str, config: dict[str, Any] | None = None) -> Memory:
         """Creates a memory; ``config`` is validated against ``CONFIG_SCHEMA``.
@@ -35,7 +40,7 @@ class RememStore:
             InvalidInput: bad id. ConfigInvalid: bad config. AlreadyExists: id taken.
         """
         _check_memory_id(memory_id)
-        cfg = validate_config(config)
+        cfg = validate_config(config, self.providers)
         self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()))
         return self.memory(memory_id)
 
@@ -50,7 +55,7 @@ class RememStore:
     def update_config(self, memory_id: str, config: dict[str, Any]) -> None:
         """Replaces a memory's config after validating it. A key's declared cardinality never
         changes: a config naming another cardinality for a declared key is refused."""
-        cfg = validate_config(config)
+        cfg = validate_config(config, self.providers)
         for key, spec in cfg.get("keys", {}).items():
             if "cardinality" not in spec:
                 continue
