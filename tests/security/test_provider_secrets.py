@@ -219,13 +219,17 @@ def test_a_stored_legacy_embedding_endpoint_keeps_reads_and_refuses_writes(tmp_p
     assert [i.value for i in old.recall("user:alice", "Paris", budget_tokens=300).items] == \
         ["Paris"]  # full text and key match still answer
     assert old.profile(["user:alice"]).text
+    assert [i["value"] for i in old.context("user:alice", "Paris").items] == ["Paris"]
+    [item] = old.items(scope="user:alice").items
+    assert old.history(item.item_id)["item"]
     with pytest.raises(ConfigInvalid) as info:
         old.remember("user:alice", "diet", "vegan")
     assert "providers file" in info.value.message and trap.base_url not in info.value.message
     assert old.inspect("user:alice", "diet").state == "empty"
+    assert item.item_id in old.forget(item.item_id).items  # erasure needs no model
     # the admin's fix: name a registered provider; the memory writes again
     store.update_config("m1", {"embedding": {"provider": "hash", "dimensions": 16}})
-    store.memory("m1").remember("user:alice", "diet", "vegan")
+    assert store.memory("m1").remember("user:alice", "diet", "vegan").outcome == "created"
     assert trap.requests == []
     store.close()
 
