@@ -115,3 +115,15 @@ def test_remem_open_takes_settings_or_a_dict(tmp_path):
     store.close()
     with pytest.raises(ConfigInvalid):
         remem.open(tmp_path / "c.db", providers=["gpu"])
+
+
+def test_the_config_schema_and_the_registry_allow_the_same_model_options():
+    from remem.providers.registry import SECTION_OPTIONS
+    from remem.service.config import CONFIG_SCHEMA
+
+    for section, allowed in SECTION_OPTIONS.items():
+        spec = CONFIG_SCHEMA["properties"][section]
+        assert spec["additionalProperties"] is False
+        assert set(spec["properties"]) == allowed | {"provider"}
+        assert not {"base_url", "api_key", "api_key_env", "api_key_file",
+                    "model_path", "tokenizer_path"} & set(spec["properties"])
