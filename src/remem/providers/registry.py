@@ -203,6 +203,7 @@ def memory_embedder(spec: Mapping[str, Any] | None, providers: Any = None) -> Em
     """
     prov, opts = resolve_section("embedding", spec, providers)
     if prov.type not in NETWORK_TYPES:  # same cache entry as shared_embedder's
+        _check_memory_options(prov, EMBEDDERS.get(prov.type), opts, "embedding")
         return shared_embedder({"provider": prov.type, **opts})
     secret = opts.pop("api_key", None)
     key = json.dumps([prov.name, prov.type, prov.base_url, _fingerprint(secret), opts],
@@ -320,19 +321,7 @@ def _chat(section: str, spec: Any, providers: Any, strict: bool) -> Any:
 
 def _construct(prov: Any, factory: Callable[..., Any] | None, options: dict[str, Any],
                section: str) -> Any:
-    if factory is None:
-        raise ConfigInvalid(f"Provider {prov.name!r} (type {prov.type!r}) cannot serve "
-                            f"{section}.", path=f"{section}/provider", provider=prov.name)
-    if prov.type not in NETWORK_TYPES:
-        accepted = _params(factory)
-        mine = set(options) - set(prov.options)
-        unknown = sorted(mine - accepted)
-        if unknown:
-            usable = sorted(accepted & SECTION_OPTIONS[section])
-            raise ConfigInvalid(
-                f"Provider {prov.name!r} takes no option(s) {', '.join(unknown)} in "
-                f"{section}; it accepts: {', '.join(usable) or 'none'}.",
-                path=f"{section}/{unknown[0]}", provider=prov.name)
+    _check_memory_options(prov, factory, options, section)
     try:
         return factory(**options)
     except ConfigInvalid:
@@ -341,6 +330,24 @@ def _construct(prov: Any, factory: Callable[..., Any] | None, options: dict[str,
         text = exc.message if isinstance(exc, InvalidInput) else str(exc).split(") ", 1)[-1]
         raise ConfigInvalid(f"Memory config {section} for provider {prov.name!r} is invalid: "
                             f"{text}.", path=section, provider=prov.name) from exc
+
+
+def _check_memory_options(prov: Any, factory: Callable[..., Any] | None,
+                          options: dict[str, Any], section: str) -> None:
+    """Refuses a factory-less type, and memory options an offline adapter does not take."""
+    if factory is None:
+        raise ConfigInvalid(f"Provider {prov.name!r} (type {prov.type!r}) cannot serve "
+                            f"{section}.", path=f"{section}/provider", provider=prov.name)
+    if prov.type in NETWORK_TYPES:
+        return
+    accepted = _params(factory)
+    unknown = sorted(set(options) - set(prov.options) - accepted)
+    if unknown:
+        usable = sorted(accepted & SECTION_OPTIONS[section])
+        raise ConfigInvalid(
+            f"Provider {prov.name!r} takes no option(s) {', '.join(unknown)} in {section}; "
+            f"it accepts: {', '.join(usable) or 'none'}.", path=f"{section}/{unknown[0]}",
+            provider=prov.name)
 
 
 def _params(factory: Callable[..., Any]) -> set[str]:
