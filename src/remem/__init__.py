@@ -39,23 +39,41 @@ from remem.service.recall_results import (
 )
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.store import RememStore
+from remem.settings import ProviderRegistry, Settings, coerce_settings, load_settings
 
 
-def open(url: str | Path, *, clock=None, derive: str = "inline", **options) -> RememStore:  # noqa: A001
+def open(url: str | Path | Settings, *, clock=None, derive: str = "inline",  # noqa: A001
+         providers=None, **options) -> RememStore:
     """Opens a database: a SQLite file path (created if missing) or a ``postgresql://`` URL.
 
     Args:
-        url: file path, ``sqlite:///path`` or ``postgresql://...``.
+        url: file path, ``sqlite:///path`` or ``postgresql://...``; or a :class:`Settings`
+            carrying the URL and the provider registry.
         clock: injected clock (tests); the system clock by default.
         derive: ``inline`` runs derive jobs in-process right after observe (embedded default);
             ``worker`` leaves them to ``remem worker`` processes.
+        providers: the operator's model providers, ``{name: {"type": "openai", "base_url":
+            ..., "api_key_env" | "api_key_file": ..., "timeout_s": ..., "models": [...]}}``
+            (or a ``ProviderRegistry`` / ``Settings``). Memory configs pick one by name;
+            ``rules`` and ``local`` always exist.
 
     Raises:
-        InvalidInput: unsupported URL. StoreUnavailable: cannot open it.
+        InvalidInput: unsupported URL. ConfigInvalid: a bad provider entry.
+        StoreUnavailable: cannot open it.
     """
     from remem.stores import open_store
 
-    return RememStore(open_store(url, **options), clock=clock, derive=derive)
+    if isinstance(url, Settings):
+        settings, url = url, url.database_url
+        if providers is not None:
+            settings = Settings(database_url=url, providers=coerce_settings(providers).providers)
+        if url is None:
+            raise InvalidInput("Settings.database_url is not set; pass the database URL.",
+                               field="url")
+    else:
+        settings = coerce_settings(providers)
+    return RememStore(open_store(url, **options), clock=clock, derive=derive,
+                      providers=settings.providers)
 
 
 __all__ = [
@@ -78,6 +96,7 @@ __all__ = [
     "NotFound",
     "Page",
     "PermissionDenied",
+    "ProviderRegistry",
     "ProfileResult",
     "RecallResult",
     "RememError",
@@ -85,9 +104,11 @@ __all__ = [
     "ResultLimitExceeded",
     "RevisionMismatch",
     "Scope",
+    "Settings",
     "Source",
     "SourceReceipt",
     "UnsupportedCapability",
     "WriteResult",
+    "load_settings",
     "open",
 ]

@@ -208,10 +208,9 @@ def test_a_failing_extractor_fails_the_run_and_the_receipt(db_path, model_servic
     """The model service is a loopback stand-in for a remote model (tests/llm fixture)."""
     from tests.llm.llm_standin import Reply
 
-    s = remem.open(db_path)
-    mem = s.create_memory("m1", {"extraction": {"provider": "openai",
-                                                "base_url": model_service.base_url,
-                                                "model": "scripted"}})
+    s = remem.open(db_path, providers={"remote": {"type": "openai",
+                                                  "base_url": model_service.base_url}})
+    mem = s.create_memory("m1", {"extraction": {"provider": "remote", "model": "scripted"}})
     for _ in range(3):
         model_service.script(Reply(content="{not json"))
     r = mem.observe(U, "I live in Lyon.", source_id="f1", occurred_at=T0)

@@ -108,3 +108,18 @@ def test_the_judge_gets_a_verdict_over_the_given_ids_from_a_real_model(llm):
                  "valid_at": SAID_AT}
     judgement = judge.judge(existing, candidate)
     assert judgement.verdict in set(Verdict) and judgement.target in {"itm_paris", None}
+
+
+def test_a_memory_picks_the_real_model_by_its_operator_registered_name(llm, tmp_path):
+    import remem
+
+    store = remem.open(tmp_path / "m.db", providers={"smol": {
+        "type": "openai", "base_url": llm.base_url, "models": [llm.model], "timeout_s": 60}})
+    mem = store.create_memory("m1", {"judge": {"provider": "smol", "max_tokens": 64}})
+    assert mem.judge._call.base_url == llm.base_url and mem.judge.model == llm.model
+    existing = [{"item_id": "itm_paris", "key": "home_city", "value": "Paris",
+                 "kind": "profile_slot", "valid_at": "2025-01-01T00:00:00+00:00"}]
+    judgement = mem.judge.judge(existing, {"key": "home_city", "value": "Berlin",
+                                           "kind": "profile_slot", "valid_at": SAID_AT})
+    assert judgement.verdict in set(Verdict) and judgement.target in {"itm_paris", None}
+    store.close()

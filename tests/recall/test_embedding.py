@@ -2,6 +2,7 @@
 
 The second model is an ``OpenAICompatEmbedder`` talking to a loopback HTTP server (the
 ``remote_service`` fixture) that stands in for a remote model service such as Ollama or vLLM.
+The operator registers it as the provider ``bow``; the memory config names it.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import pytest
 
 from remem.errors import EmbeddingMismatch
 from remem.providers.local import DIMENSIONS, MODEL_ID
+from remem.settings import ProviderRegistry
 
 ALICE = "user:alice"
 
 
-def _remote_spec(url: str) -> dict:
-    return {"provider": "openai", "base_url": url, "model": "bag-of-words", "dimensions": 64}
+def _remote_spec(rstore, url: str) -> dict:
+    """Registers the stand-in as the operator's provider ``bow``; the memory's section."""
+    rstore.providers = ProviderRegistry.from_mapping({"bow": {"type": "openai",
+                                                              "base_url": url}})
+    return {"provider": "bow", "model": "bag-of-words", "dimensions": 64}
 
 
 def _recorded(rstore) -> tuple:
@@ -38,7 +43,7 @@ def test_a_different_configured_model_fails_clearly_naming_both(mem, rstore,
     url, _ = remote_service
     mem.remember(ALICE, "home_city", "Paris")
     head = mem.status()["head_seq"]
-    rstore.update_config("m1", {"embedding": _remote_spec(url)})
+    rstore.update_config("m1", {"embedding": _remote_spec(rstore, url)})
     other = rstore.memory("m1")
     for call in (lambda: other.recall(ALICE, "Paris", budget_tokens=500),
                  lambda: other.remember(ALICE, "diet", "vegan"),
@@ -58,7 +63,7 @@ def test_reembed_switches_models_atomically(mem, rstore, remote_service) -> None
     mem.remember(ALICE, "pets", "a cat called Mochi")
     mem.observe(ALICE, "I bought a red bicycle yesterday", source_id="t1")
     epoch = _recorded(rstore)[2]
-    rstore.update_config("m1", {"embedding": _remote_spec(url)})
+    rstore.update_config("m1", {"embedding": _remote_spec(rstore, url)})
     other = rstore.memory("m1")
     seen = []
     out = other.reembed(batch_size=2, progress=lambda done, total: seen.append((done, total)))
@@ -83,7 +88,7 @@ def test_reembed_skips_unchanged_content(mem, rstore, remote_service) -> None:
     out = mem.reembed()
     assert (out["switched"], out["embedded"], out["skipped"]) == (False, 0, 1)
     url, handler = remote_service
-    rstore.update_config("m1", {"embedding": _remote_spec(url)})
+    rstore.update_config("m1", {"embedding": _remote_spec(rstore, url)})
     other = rstore.memory("m1")
     assert other.reembed()["embedded"] == 1
     again = other.reembed()

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from remem.cli.output import ProvidersFile, use_providers_file
+
 
 def register(app: typer.Typer) -> None:
     from remem.cli.main import STATE, open_store, run
@@ -24,11 +26,14 @@ def register(app: typer.Typer) -> None:
         create: Annotated[bool, typer.Option(
             "--create", help="Create the memory (default config) if it does not exist.")
         ] = False,
+        providers_file: ProvidersFile = None,
     ) -> None:
         """Serve SearchMemory, Remember, ForgetMemory and remem://profile over MCP (stdio).
 
         Stdout carries the protocol; errors before serving go to stderr.
         """
+        use_providers_file(providers_file)
+
         def body():
             from remem.agent.binding import Binding
             from remem.agent.mcp import serve

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from remem.cli.output import STATE, console, emit
+from remem.cli.output import STATE, ProvidersFile, console, emit, use_providers_file
 
 
 def register(app: typer.Typer) -> None:
@@ -45,8 +45,11 @@ def register(app: typer.Typer) -> None:
     def worker(
         once: Annotated[bool, typer.Option("--once", help="Run due jobs, then exit.")] = False,
         poll_s: Annotated[float, typer.Option(help="Idle poll interval, seconds.")] = 0.5,
+        providers_file: ProvidersFile = None,
     ) -> None:
         """Run background jobs (derive, consolidate) for every memory until stopped."""
+        use_providers_file(providers_file)
+
         def body():
             from remem.service.jobs.runner import Worker
 

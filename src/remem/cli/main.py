@@ -31,17 +31,28 @@ def main_options(
     memory: Annotated[str | None, typer.Option(
         "--memory", "-m", envvar="REMEM_MEMORY", help="Memory id [env: REMEM_MEMORY].")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    providers_file: Annotated[str | None, typer.Option(
+        "--providers-file", envvar="REMEM_PROVIDERS_FILE",
+        help="Operator file (JSON or TOML) registering model providers by name; memory "
+             "configs pick one by name.")] = None,
 ) -> None:
     STATE.db = db or DEFAULT_DB
+    STATE.providers_file = providers_file
     STATE.memory = memory
     STATE.json = json_output
 
 
 def open_store() -> remem.RememStore:
-    """The database of --db; REMEM_DERIVE=worker leaves derive jobs to `remem worker`."""
+    """The database of --db with the providers of --providers-file; REMEM_DERIVE=worker
+    leaves derive jobs to `remem worker`.
+
+    Raises:
+        ConfigInvalid: the providers file cannot be read or has a bad entry.
+    """
     import os
 
-    return remem.open(STATE.db, derive=os.environ.get("REMEM_DERIVE", "inline"))
+    settings = remem.load_settings(STATE.db, STATE.providers_file)
+    return remem.open(settings, derive=os.environ.get("REMEM_DERIVE", "inline"))
 
 
 def current_memory(create: bool = False) -> remem.Memory:

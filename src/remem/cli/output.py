@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,11 +22,22 @@ class State:
     """Global options shared by every command (set by the main callback)."""
 
     db: str | None = None
+    providers_file: str | None = None
     memory: str | None = None
     json: bool = False
 
 
 STATE = State()
+
+ProvidersFile = Annotated[str | None, typer.Option(
+    "--providers-file", help="Operator file registering model providers (as the global "
+                             "--providers-file / REMEM_PROVIDERS_FILE).")]
+
+
+def use_providers_file(path: str | None) -> None:
+    """A command's own --providers-file overrides the global one."""
+    if path:
+        STATE.providers_file = path
 
 
 def to_jsonable(obj: Any) -> Any:

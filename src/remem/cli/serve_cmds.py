@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from remem.cli.output import STATE, emit, err_console
+from remem.cli.output import STATE, ProvidersFile, emit, err_console, use_providers_file
 
 OPENAPI_FILE = "openapi.json"
 
@@ -40,8 +40,11 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="TCP port.", min=1, max=65535)] = 8080,
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+        providers_file: ProvidersFile = None,
     ) -> None:
         """Serve the HTTP API on uvicorn (tokens from `remem token create`)."""
+        use_providers_file(providers_file)
+
         def body():
             import uvicorn
 

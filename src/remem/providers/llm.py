@@ -44,13 +44,14 @@ class _ChatCall:
 
     def __init__(self, *, base_url: str, model: str, api_key: str | None, timeout_s: float,
                  max_retries: int, max_tokens: int, temperature: float,
-                 seed: int | None) -> None:
+                 seed: int | None, provider: str | None) -> None:
         if not base_url or not model:
             raise InvalidInput("An OpenAI-compatible model client needs both base_url and model.")
         if max_tokens < 1:
             raise InvalidInput(f"max_tokens must be at least 1, got {max_tokens}.")
         self.base_url = base_url
         self.model = model
+        self.label = f"Model provider {provider!r}" if provider else "The model service"
         self._api_key = api_key
         self._timeout_s = timeout_s
         self._max_retries = max_retries
@@ -78,15 +79,15 @@ class _ChatCall:
                 max_tokens=self._max_tokens, **extra)
         except openai.APIStatusError as exc:
             raise ArtifactUnavailable(
-                f"Model service at {self.base_url} answered HTTP {exc.status_code} for model "
-                f"'{self.model}' ({spec.version}). Check the model name, the key, that the "
-                "server supports JSON-schema response_format, and its logs.",
-                base_url=self.base_url, model=self.model, status=exc.status_code) from exc
+                f"{self.label} answered HTTP {exc.status_code} for model '{self.model}' "
+                f"({spec.version}). Check the model name, the key, that the server supports "
+                "JSON-schema response_format, and its logs.",
+                model=self.model, status=exc.status_code) from exc
         except openai.APIError as exc:
             raise ArtifactUnavailable(
-                f"Model service at {self.base_url} is unreachable or answered garbage "
-                f"({type(exc).__name__}). Check that it is running and base_url is right.",
-                base_url=self.base_url, model=self.model) from exc
+                f"{self.label} is unreachable or answered garbage ({type(exc).__name__}). "
+                "Check that it is running and that the operator's base_url is right.",
+                model=self.model) from exc
         return spec.parse(self._content(spec, response), data)
 
     def _content(self, spec: PromptSpec[Any, Any], response: Any) -> str | None:
@@ -144,6 +145,7 @@ class OpenAICompatExtractor:
         temperature: sampling temperature (0 = greedy).
         seed: optional sampling seed sent with each request.
         max_retries: client retries on connection errors, 429 and 5xx.
+        provider: the registered provider name, used in error messages instead of the URL.
 
     Raises:
         InvalidInput: empty base_url/model or max_tokens < 1.
@@ -155,12 +157,13 @@ class OpenAICompatExtractor:
     def __init__(self, base_url: str, model: str, api_key: str | None = None,
                  timeout_s: float = 60.0, prompt_version: str = "extract_v1", *,
                  max_tokens: int = 1024, temperature: float = 0.0, seed: int | None = None,
-                 max_retries: int = 2) -> None:
+                 max_retries: int = 2, provider: str | None = None) -> None:
         self._spec: PromptSpec[ExtractInput, ExtractReply] = get_prompt(prompt_version,
                                                                         task="extract")
         self._call = _ChatCall(base_url=base_url, model=model, api_key=api_key,
                                timeout_s=timeout_s, max_retries=max_retries,
-                               max_tokens=max_tokens, temperature=temperature, seed=seed)
+                               max_tokens=max_tokens, temperature=temperature, seed=seed,
+                               provider=provider)
         self.version = prompt_version
         self.model = model
 
@@ -230,7 +233,7 @@ class OpenAICompatJudge:
         model: model name sent with each request.
 
     Args:
-        base_url, model, api_key, timeout_s, max_retries, temperature, seed: as for
+        base_url, model, api_key, timeout_s, max_retries, temperature, seed, provider: as for
             :class:`OpenAICompatExtractor`.
         prompt_version: which judge prompt to use (``"judge_v1"``).
         max_tokens: reply budget (the reply is two short fields).
@@ -245,11 +248,12 @@ class OpenAICompatJudge:
     def __init__(self, base_url: str, model: str, api_key: str | None = None,
                  timeout_s: float = 60.0, prompt_version: str = "judge_v1", *,
                  max_tokens: int = 128, temperature: float = 0.0, seed: int | None = None,
-                 max_retries: int = 2) -> None:
+                 max_retries: int = 2, provider: str | None = None) -> None:
         self._spec = get_prompt(prompt_version, task="judge")
         self._call = _ChatCall(base_url=base_url, model=model, api_key=api_key,
                                timeout_s=timeout_s, max_retries=max_retries,
-                               max_tokens=max_tokens, temperature=temperature, seed=seed)
+                               max_tokens=max_tokens, temperature=temperature, seed=seed,
+                               provider=provider)
         self.version = prompt_version
         self.model = model
 

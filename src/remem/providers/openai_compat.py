@@ -44,6 +44,7 @@ class OpenAICompatEmbedder:
         batch_size: texts per request (default 128).
         timeout_s: per-request timeout in seconds.
         max_retries: retries by the client on connection errors, 429 and 5xx.
+        provider: the registered provider name, used in error messages instead of the URL.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class OpenAICompatEmbedder:
         batch_size: int = 128,
         timeout_s: float = 30.0,
         max_retries: int = 2,
+        provider: str | None = None,
     ) -> None:
         if not base_url or not model:
             raise InvalidInput("An OpenAI-compatible embedder needs both base_url and model.")
@@ -68,6 +70,7 @@ class OpenAICompatEmbedder:
         self.model_id = model_id or model
         self.dimensions = dimensions
         self._base_url = base_url
+        self._label = f"Embedding provider {provider!r}" if provider else "The embedding service"
         self._model = model
         self._api_key = api_key
         self._request_dimensions = request_dimensions
@@ -118,17 +121,15 @@ class OpenAICompatEmbedder:
             )
         except openai.APIStatusError as exc:
             raise ArtifactUnavailable(
-                f"Embedding service at {self._base_url} answered HTTP {exc.status_code} for "
-                f"model '{self._model}'. Check the model name, key and server logs.",
-                base_url=self._base_url,
+                f"{self._label} answered HTTP {exc.status_code} for model '{self._model}'. "
+                "Check the model name, key and server logs.",
                 model=self._model,
                 status=exc.status_code,
             ) from exc
         except openai.APIError as exc:
             raise ArtifactUnavailable(
-                f"Embedding service at {self._base_url} is unreachable ({type(exc).__name__}). "
-                "Check that it is running and base_url is right.",
-                base_url=self._base_url,
+                f"{self._label} is unreachable ({type(exc).__name__}). Check that it is "
+                "running and that the operator's base_url is right.",
                 model=self._model,
             ) from exc
         rows = sorted(response.data, key=lambda row: row.index)

@@ -8,17 +8,45 @@ import jsonschema
 
 from remem.domain.model import Cardinality, Kind, OnChange
 from remem.errors import ConfigInvalid
+from remem.providers.registry import check_section
+from remem.settings import NAME_PATTERN
 
-#: A model-backed provider (extraction or judge): the offline rules, or an OpenAI-compatible
-#: server. The API key is read from the environment variable named by ``api_key_env``.
+_PROVIDER_NAME: dict[str, Any] = {"type": "string", "pattern": NAME_PATTERN}
+_TIMEOUT: dict[str, Any] = {"type": "number", "exclusiveMinimum": 0, "maximum": 3600}
+_RETRIES: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 10}
+
+#: A model-backed provider (extraction or judge): a provider *name* the operator registered
+#: (``rules`` always exists) plus model-level options. Endpoints, keys, environment variables
+#: and files are the operator's (``remem.settings``); this schema has no field for them.
 _MODEL_SPEC: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "provider": {"enum": ["rules", "openai"]},
-        "base_url": {"type": "string"},
-        "model": {"type": "string"},
-        "api_key_env": {"type": "string"},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "provider": _PROVIDER_NAME,
+        "model": {"type": "string", "minLength": 1, "maxLength": 256},
+        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
+        "max_tokens": {"type": "integer", "minimum": 1, "maximum": 32768},
+        "timeout_s": _TIMEOUT,
+        "seed": {"type": "integer"},
+        "prompt_version": {"type": "string", "pattern": "^[a-z]+_v[0-9]+$"},
+        "max_retries": _RETRIES,
+    },
+    "required": ["provider"],
+    "additionalProperties": False,
+}
+
+#: The embedding model: a registered provider name (``local`` always exists) plus options.
+_EMBEDDING_SPEC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "provider": _PROVIDER_NAME,
+        "model": {"type": "string", "minLength": 1, "maxLength": 256},
+        "model_id": {"type": "string", "minLength": 1, "maxLength": 256},
+        "dimensions": {"type": "integer", "minimum": 1, "maximum": 16384},
+        "batch_size": {"type": "integer", "minimum": 1, "maximum": 4096},
+        "request_dimensions": {"type": "boolean"},
+        "intra_op_threads": {"type": "integer", "minimum": 1, "maximum": 64},
+        "timeout_s": _TIMEOUT,
+        "max_retries": _RETRIES,
     },
     "required": ["provider"],
     "additionalProperties": False,
@@ -45,16 +73,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 },
             },
         },
-        "embedding": {
-            "type": "object",
-            "properties": {
-                "provider": {"type": "string"},
-                "model": {"type": "string"},
-                "base_url": {"type": "string"},
-                "dimensions": {"type": "integer", "minimum": 1},
-            },
-            "required": ["provider"],
-        },
+        "embedding": _EMBEDDING_SPEC,
         "retention": {
             "type": "object",
             "additionalProperties": False,
@@ -67,14 +86,23 @@ CONFIG_SCHEMA: dict[str, Any] = {
 }
 
 _VALIDATOR = jsonschema.Draft202012Validator(CONFIG_SCHEMA)
+_MODEL_SECTIONS = ("extraction", "judge", "embedding")
 
 
-def validate_config(config: Any) -> dict[str, Any]:
+def validate_config(config: Any, providers: Any = None) -> dict[str, Any]:
     """Validates a memory config; returns it (``{}`` for None).
 
+    Args:
+        config: the config object.
+        providers: the operator's ``ProviderRegistry`` (None: only ``rules`` and ``local``);
+            the model sections must name providers registered there for their purpose, and
+            models inside a provider's allow-list.
+
     Raises:
-        ConfigInvalid: the config does not match ``CONFIG_SCHEMA``; the message names the
-            JSON path and the problem.
+        ConfigInvalid: the config does not match ``CONFIG_SCHEMA`` (an endpoint, key,
+            environment variable or file in a model section included), or names a provider
+            or model the registry does not offer; the message names the JSON path and the
+            problem, and lists registered provider names (never their URLs).
     """
     if config is None:
         return {}
@@ -82,7 +110,12 @@ def validate_config(config: Any) -> dict[str, Any]:
     if errors:
         e = errors[0]
         path = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        if e.validator == "additionalProperties" and path in _MODEL_SECTIONS:
+            check_section(path, config[path], providers)  # explains endpoints and keys
         raise ConfigInvalid(f"Memory config is invalid at {path}: {e.message}.", path=path)
+    for section in _MODEL_SECTIONS:
+        if section in config:
+            check_section(section, config[section], providers)
     return dict(config)
 
 

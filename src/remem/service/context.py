@@ -27,7 +27,8 @@ class MemoryContext:
         store: the storage adapter. id: the memory id. clock: the store's clock.
         config: the validated memory config (read-only by convention).
         owner: the ``RememStore`` (the job runner needs it). derive_mode: inline | worker.
-        extractor, judge: providers built from the config.
+        providers: the operator's provider registry (endpoints and credentials).
+        extractor, judge: built from the config's provider names and the registry.
         writer, embedding, recall, sources, intake: the memory's services.
     """
 
@@ -38,8 +39,9 @@ class MemoryContext:
         self.clock = owner.clock
         self.derive_mode = owner.derive
         self.config = config
-        self.extractor = build_extractor(config.get("extraction"))
-        self.judge = build_judge(config.get("judge"))
+        self.providers = getattr(owner, "providers", None)  # the operator's registry
+        self.extractor = build_extractor(config.get("extraction"), self.providers)
+        self.judge = build_judge(config.get("judge"), self.providers)
         self.writer = Writer(self.store, memory_id, self.clock, self.policy)
         self.embedding = EmbeddingService(self)  # indexes new items in the write transaction
         self.embedding.attach(self.writer)

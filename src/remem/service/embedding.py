@@ -1,8 +1,10 @@
 """A memory's embedder: the model check, indexing on write, and ``reembed``.
 
-- The embedder comes from the memory config's ``embedding`` spec through the registry
-  (``providers.registry.shared_embedder``: one instance per spec per process); no spec means
-  the bundled local model.
+- The embedder comes from the memory config's ``embedding`` section and the operator's provider
+  registry (``providers.registry.memory_embedder``: one instance per spec per process); no
+  section means the bundled local model. A section the registry cannot serve (an endpoint or
+  key stored by an older version, an unregistered name) makes writes raise ConfigInvalid;
+  recall then searches full text and keys only, and sends nothing anywhere.
 - A memory records its model id and dimensions with its first vector. Any later operation
   that embeds (remember, observe, recall) under a different configured model raises
   :class:`~remem.errors.EmbeddingMismatch` naming both, before anything is written. Opening
@@ -28,8 +30,8 @@ from remem.domain.events import Event, EventType
 from remem.domain.textindex import content_hash as _content_hash
 from remem.domain.textindex import item_text
 from remem.domain.timefmt import to_iso
-from remem.errors import EmbeddingMismatch, UnsupportedCapability
-from remem.providers.registry import shared_embedder
+from remem.errors import ConfigInvalid, EmbeddingMismatch, UnsupportedCapability
+from remem.providers.registry import memory_embedder
 
 Progress = Callable[[int, int], None]
 _PENDING_MAX = 4096
@@ -66,7 +68,7 @@ class EmbeddingService:
 
     @property
     def embedder(self) -> Any:
-        return shared_embedder(self.spec)
+        return memory_embedder(self.spec, getattr(self.ctx, "providers", None))
 
     def attach(self, writer: Any) -> None:
         """Registers the indexing hooks on a Writer."""
@@ -104,6 +106,10 @@ class EmbeddingService:
         """The query's vector, or None when the memory has no vectors yet."""
         if recorded[0] is None:
             return None
+        try:
+            self.embedder  # noqa: B018 - resolves the configured provider
+        except ConfigInvalid:
+            return None  # an unusable embedding section: recall by full text and keys
         self.check(recorded)
         return self.embedder.embed_batch([text])[0]
 

@@ -18,6 +18,7 @@ from remem.service.clock import SystemClock
 from remem.service.config import validate_config
 from remem.service.context import MemoryContext
 from remem.service.memory import Memory
+from remem.settings import ProviderRegistry
 
 
 def hidden_memory(memory_id: Any) -> NotFoundOrNotVisible:
@@ -32,9 +33,12 @@ class RememStore:
     Args:
         adapter: a storage adapter (``SQLiteStore`` or ``PostgresStore``).
         clock: injected clock; defaults to the system clock.
+        providers: the operator's ``ProviderRegistry`` (None: only ``rules`` and ``local``);
+            memory configs pick model providers from it by name.
     """
 
-    def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline") -> None:
+    def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline",
+                 providers: Any = None) -> None:
         if derive not in ("inline", "worker"):
             raise InvalidInput("derive must be 'inline' (embedded: derive jobs run in-process "
                                "right after observe) or 'worker' (a `remem worker` runs them).",
@@ -42,6 +46,7 @@ class RememStore:
         self.adapter = adapter
         self.clock = clock or SystemClock()
         self.derive = derive
+        self.providers = providers if providers is not None else ProviderRegistry()
         self._contexts: dict[str, MemoryContext] = {}
         self._contexts_lock = threading.Lock()
 
@@ -64,7 +69,7 @@ class RememStore:
             if not principal.reaches(memory_id):
                 raise PermissionDenied("This token is bound to another memory; it may create "
                                        f"only its own, not {memory_id!r}.", memory=memory_id)
-        cfg = validate_config(config)
+        cfg = validate_config(config, self.providers)
         self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()))
         return self.memory(memory_id, principal)
 
@@ -103,7 +108,7 @@ class RememStore:
     def update_config(self, memory_id: str, config: dict[str, Any]) -> None:
         """Replaces a memory's config after validating it. A key's declared cardinality never
         changes: a config naming another cardinality for a declared key is refused."""
-        cfg = validate_config(config)
+        cfg = validate_config(config, self.providers)
         for key, spec in cfg.get("keys", {}).items():
             if "cardinality" not in spec:
                 continue
