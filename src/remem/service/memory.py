@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -196,16 +197,19 @@ class Memory:
     def forget(self, item_id: str | None = None, *, scope: str | None = None,
                key: str | None = None, value: Any = None,
                expected_revision: int | None = None, actor: str = DEFAULT_ACTOR,
-               caller_scope: str | None = None) -> ErasureReport:
+               caller_scope: str | None = None,
+               scopes: Sequence[str] | None = None) -> ErasureReport:
         """Forgets for real: erases every copy and returns an ErasureReport.
 
         Address by ``item_id``, or by ``scope`` + ``key`` (+ ``value`` for one value of a multi
         key) with ``expected_revision``. ``caller_scope`` applies ForgetMemory authority.
+        ``scopes``: None covers the whole memory (sources of every scope containing the
+        value are redacted); a list covers only those scopes (the report names them).
         See ``service.forget.Forgetter.forget`` for errors.
         """
         return Forgetter(self).forget(item_id, scope=scope, key=key, value=value,
                                       expected_revision=expected_revision, actor=actor,
-                                      caller_scope=caller_scope)
+                                      caller_scope=caller_scope, scopes=scopes)
 
     def set_legal_hold(self, item_id: str, hold: bool = True, *, actor: str = "admin") -> dict:
         """Sets (or releases, ``hold=False``) a legal hold: forget/retention are blocked."""
@@ -258,9 +262,11 @@ class Memory:
 
         return forget_ref(self, target_ref, mode=mode, caller_scope=caller_scope)
 
-    def forget_source(self, source_id: str) -> dict[str, Any]:
-        """Erases one source's text, salt, full-text row and vector; its chain entry stays."""
-        return Forgetter(self).forget_source(source_id)
+    def forget_source(self, source_id: str, *,
+                      scopes: Sequence[str] | None = None) -> dict[str, Any]:
+        """Erases one source's text, salt, full-text row and vector; its chain entry stays.
+        ``scopes`` (None: whole memory) limits which sources are visible."""
+        return Forgetter(self).forget_source(source_id, scopes=scopes)
 
     def kip(self, request: dict[str, Any]) -> dict[str, Any]:
         """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
@@ -448,9 +454,12 @@ class Memory:
             cursor = page.next_cursor
 
     def status(self) -> dict[str, Any]:
-        """Ledger head and item counts per status."""
+        """Ledger head, item counts per status, owed erasure scrubs and the claim-id scheme
+        (``keyed``: HMAC-SHA256 with the memory's secret; ``legacy``: plain sha256)."""
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
-                "items": self.store.status_counts(self.id)}
+                "items": self.store.status_counts(self.id),
+                "pending_erasures": self.store.pending_erasures(self.id),
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
 
 
 def _source(source: Source | dict | None) -> Source:

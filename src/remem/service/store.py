@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from remem.domain.timefmt import to_iso
@@ -36,7 +37,9 @@ class RememStore:
         """
         _check_memory_id(memory_id)
         cfg = validate_config(config)
-        self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()))
+        # A fresh random key for the memory's claim ids (HMAC-SHA256), erased with it.
+        self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()),
+                                   claim_secret=os.urandom(32))
         return self.memory(memory_id)
 
     def memory(self, memory_id: str) -> Memory:
@@ -82,12 +85,28 @@ class RememStore:
                 entry["ok"] = entry["ok"] and entry.get("sources_ok", True)
             report["memories"][mid] = entry
             report["ok"] = report["ok"] and entry["ok"]
+        report["pending_erasures"] = self.adapter.pending_erasures(None)
         return report
 
     def rebuild(self, memory_id: str | None = None) -> dict[str, int]:
         """Drops and refolds the read model of one or every memory; returns events folded."""
         ids = [memory_id] if memory_id else [m["memory_id"] for m in self.list_memories()]
         return {mid: self.adapter.rebuild(mid) for mid in ids}
+
+    def pending_erasures(self, memory_id: str | None = None) -> int:
+        """How many physical scrubs are owed (erased text may still be in the database
+        files): of one memory, or of the whole database."""
+        return self.adapter.pending_erasures(memory_id)
+
+    def finish_erasures(self) -> dict[str, Any]:
+        """Runs the owed scrubs now (``remem worker`` does this when idle; SQLite also on
+        open).
+
+        Returns:
+            {"state": "completed" | "pending", "reason": str | None, "pending": int}:
+            completed once no scrub is owed any more.
+        """
+        return self.adapter.scrub_after_erasure()
 
     def close(self) -> None:
         self.adapter.close()
