@@ -151,7 +151,7 @@ class PostgresStore(PostgresJobs, PostgresTokens):
             for parent in partitioned_tables(c):
                 c.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(
                     sql.Identifier(partition_name(parent, mno))))
-        self.scrub_after_erasure()
+        self.scrub_after_erasure(memory_id)  # the secret's dead tuple
         return counts
 
     # --- writes ------------------------------------------------------------------------------
@@ -249,7 +249,9 @@ class PostgresStore(PostgresJobs, PostgresTokens):
     # --- erasure -------------------------------------------------------------------------
     def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
         """Rewrites (VACUUM FULL) the text partitions of every memory owed a scrub, once no
-        snapshot older than its erasure remains (waiting up to ``scrub_wait_s``).
+        snapshot older than its erasure remains. Right after an erasure of ``memory_id`` it
+        waits up to ``scrub_wait_s`` for older snapshots; the catch-up call (``memory_id``
+        None: worker, ``finish_erasures``) does not wait, so it never stalls a worker.
 
         Returns:
             {"state", "reason", "pending"}: state is "pending" (with the reason) while a
@@ -257,7 +259,7 @@ class PostgresStore(PostgresJobs, PostgresTokens):
             pending counts every owed scrub.
         """
         with self.db.connection() as c:
-            erasure.scrub(c, wait_s=self.scrub_wait_s, now=_now_iso())
+            erasure.scrub(c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=_now_iso())
             owed = erasure.pending_count(c)
             mine = owed if memory_id is None else erasure.pending_count(c, memory_id)
         reason = None
