@@ -112,3 +112,27 @@ def test_a_process_killed_between_commit_and_scrub_is_scrubbed_on_the_next_open(
     assert mem.inspect(U, "hideout").state == "forgotten"
     assert store.verify()["ok"]
     store.close()
+
+
+def test_forgetting_a_source_under_a_reader_snapshot_is_pending_then_scrubbed(db_path):
+    store = remem.open(db_path, scrub_wait_ms=200)
+    mem = store.create_memory("m1")
+    for i in range(10):
+        mem.observe(U, f"small talk number {i}", source_id=f"s{i}", derive=False)
+    mem.observe(U, QUOTE, source_id="secret", derive=False)
+    reader = sqlite3.connect(db_path)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM sources").fetchone()
+
+    out = mem.forget_source("secret")
+
+    assert out["state"] == "pending" and out["reason"] and out["scopes"] == "all"
+    assert NEEDLE in raw_bytes(db_path) and store.pending_erasures("m1") == 1
+    reader.rollback()
+    reader.close()
+    store.close()  # the next open finishes the owed scrub
+    again = remem.open(db_path)
+    assert again.pending_erasures() == 0
+    assert NEEDLE not in raw_bytes(db_path)
+    assert again.verify()["ok"]
+    again.close()
