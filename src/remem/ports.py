@@ -88,9 +88,11 @@ class UnitOfWork(Protocol):
         """Stores an item revision's value and quote beside the ledger."""
         ...
 
-    def erase(self, item_ids: list[str], scope: str) -> dict[str, Any]:
-        """Erases every surface holding the items' text; returns counts per surface plus
-        ``_source_ids`` (the sources redacted)."""
+    def erase(self, item_ids: list[str], scopes: Sequence[str] | None) -> dict[str, Any]:
+        """Erases every surface holding the items' text, redacting sources of ``scopes``
+        (None: every scope) that name or contain the items, and records the scrub owed in
+        the same transaction; returns counts per surface plus ``_source_ids`` (the sources
+        redacted)."""
         ...
 
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
@@ -205,8 +207,13 @@ class Store(JobStore, TokenStore, Protocol):
     search_index: SearchIndex
 
     # memory admin
-    def create_memory(self, memory_id: str, config: dict[str, Any], at: str) -> None:
-        """Raises AlreadyExists."""
+    def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
+                      claim_secret: bytes | None) -> None:
+        """Stores the memory and its claim-id secret (None: none). Raises AlreadyExists."""
+        ...
+
+    def claim_secret(self, memory_id: str) -> bytes | None:
+        """The memory's claim-id secret; None for a legacy memory (plain sha256 ids)."""
         ...
 
     def memory_config(self, memory_id: str) -> dict[str, Any]:
@@ -259,8 +266,22 @@ class Store(JobStore, TokenStore, Protocol):
     def status_counts(self, memory_id: str) -> dict[str, int]: ...
 
     # erasure and retention
-    def scrub_after_erasure(self) -> Any:
-        """After a forget commits: make erased bytes leave the database files."""
+    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
+        """After an erasure commits: make erased bytes leave the database files and finish
+        every owed scrub it can.
+
+        Returns:
+            {"state": "completed" | "pending", "reason": str | None, "pending": int}: state
+            is about ``memory_id`` (None: every memory); pending counts owed scrubs.
+        """
+        ...
+
+    def pending_erasures(self, memory_id: str | None = None) -> int:
+        """Owed scrubs (erased bytes may still be in the files), of one memory or all."""
+        ...
+
+    def owe_scrub(self, memory_id: str, kind: str) -> None:
+        """Records a scrub owed before an erasure that commits in its own transaction."""
         ...
 
     def erasure_remaining(self, memory_id: str, item_ids: list[str],

@@ -152,7 +152,7 @@ def test_the_rule_judges_none_lets_the_decision_apply_the_keys_on_change(on_chan
     judgement = RuleJudge().judge(EXISTING[:1], CANDIDATE)
     candidate = Candidate(scope=Scope.parse("user:alice"), key="home_city", value="Berlin",
                           kind=Kind.PROFILE_SLOT, valid_at=T2)
-    decision = decide(_key_state(on_change), candidate, memory_id="m1",
+    decision = decide(_key_state(on_change), candidate, memory_id="m1", claim_secret=None,
                       authority=Authority.AUTOMATIC, now=T2, content_hash="h",
                       judgement=judgement)
     assert decision.outcome is outcome

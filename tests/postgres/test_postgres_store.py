@@ -179,12 +179,14 @@ def test_an_older_snapshot_keeps_the_erasure_pending_until_it_ends(pg_server, pg
     assert reader.execute("SELECT count(*) FROM payloads").fetchone()[0] == 21
     rep = mem.forget(r.item_id)
     assert rep.state == "pending" and rep.surfaces["payloads"]["state"] == "pending"
+    assert "transaction older" in rep.reason and store.pending_erasures("m1") == 1
     assert SECRET.encode() in database_bytes(pg_server, pg_url)  # it could still be read
     assert reader.execute("SELECT count(*) FROM payloads").fetchone()[0] == 21
     reader.rollback()
     reader.close()
-    assert store.adapter.scrub_after_erasure() == {"m1": "done"}
+    done = {"state": "completed", "reason": None, "pending": 0}
+    assert store.finish_erasures() == done
     assert SECRET.encode() not in database_bytes(pg_server, pg_url)
     assert all(n == 0 for n in store.adapter.erasure_remaining("m1", [r.item_id], []).values())
-    assert store.adapter.scrub_after_erasure() == {}  # nothing owed any more
+    assert store.finish_erasures() == done and store.pending_erasures() == 0  # nothing owed
     store.close()

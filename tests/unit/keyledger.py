@@ -40,6 +40,7 @@ class KeyLedger:
                  memory_id: str = "m1", cardinality: Cardinality | None = None,
                  on_change: OnChange | None = None) -> None:
         self.memory_id = memory_id
+        self.claim_secret = b"k" * 32  # a keyed memory (claim ids are HMAC-SHA256)
         self.scope = scope
         self.key = key
         self.cardinality = cardinality
@@ -83,7 +84,8 @@ class KeyLedger:
         """Decides a candidate at the current state; folds its events unless ``apply`` is False."""
         self.clock += timedelta(seconds=1)
         cand = self.candidate(value, valid_at=valid_at, quote=quote, source_id=source_id)
-        d = decide(self.state(), cand, memory_id=self.memory_id, authority=authority,
+        d = decide(self.state(), cand, memory_id=self.memory_id,
+                   claim_secret=self.claim_secret, authority=authority,
                    now=self.clock, content_hash="c" * 64, judgement=judgement,
                    expected_revision=expected_revision, replaces=replaces,
                    on_change=self.on_change, cardinality=self.cardinality)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 
 import pytest
@@ -70,8 +71,11 @@ def test_canonical_json_rejects_values_json_cannot_represent(bad):
 # --- claim ids ----------------------------------------------------------------------------
 
 
-def _cid(value, *, memory="m1", scope="user:alice", key="home_city"):
-    return claim_id(memory, scope, key, value)
+SECRET = b"s" * 32
+
+
+def _cid(value, *, memory="m1", scope="user:alice", key="home_city", secret=SECRET):
+    return claim_id(memory, scope, key, value, secret=secret)
 
 
 @pytest.mark.parametrize(
@@ -113,9 +117,22 @@ def test_claim_id_depends_on_memory_scope_and_key():
     assert _cid("Paris", key="hometown") != base
 
 
-def test_claim_id_is_sha256_of_canonical_json_of_the_normalised_tuple():
+def test_claim_id_is_hmac_sha256_of_canonical_json_of_the_normalised_tuple():
+    body = b'["m1","user:alice","home_city","paris"]'
+    assert _cid(" PARIS ") == hmac.new(SECRET, body, hashlib.sha256).hexdigest()
+    assert _cid(" PARIS ") != hashlib.sha256(body).hexdigest()  # not guessable without it
+
+
+def test_claim_ids_of_two_secrets_differ_and_neither_is_the_plain_digest():
+    other = _cid("Paris", secret=b"t" * 32)
+    assert other != _cid("Paris")
+    assert other != _cid("Paris", secret=None)
+
+
+def test_a_legacy_memory_without_a_secret_keeps_plain_sha256_claim_ids():
     expected = hashlib.sha256(b'["m1","user:alice","home_city","paris"]').hexdigest()
-    assert _cid(" PARIS ") == expected
+    assert _cid(" PARIS ", secret=None) == expected
+    assert _cid("paris", secret=None) == _cid("  Paris ", secret=None)
 
 
 def test_normalize_text_applies_nfkc_casefold_and_whitespace_collapse():

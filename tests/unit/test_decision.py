@@ -438,7 +438,7 @@ def test_decide_is_deterministic_and_does_not_touch_its_inputs():
     cand = led.candidate("Rome", valid_at=day(2))
     from remem.domain.decision import decide
 
-    args = dict(memory_id="m1", authority=OWNER, now=day(100), content_hash="c" * 64)
+    args = dict(memory_id="m1", claim_secret=b"k" * 32, authority=OWNER, now=day(100), content_hash="c" * 64)
     first = decide(state, cand, **args)
     second = decide(state, cand, **args)
     assert first == second

@@ -319,6 +319,9 @@ def verify() -> None:
         lines = [f"{mid}: {'ok' if r['ok'] else 'BROKEN'} ({r['events']} events)"
                  + (f" first break at seq {r['broken']['seq']}: {r['broken']['reason']}"
                     if r["broken"] else "") for mid, r in rep["memories"].items()]
+        if rep.get("pending_erasures"):
+            lines.append(f"pending erasures: {rep['pending_erasures']} (erased text may still "
+                         "be in the files; `remem worker` or the next open finishes them)")
         emit(rep, "\n".join(lines) or "(no memories)")
         if not rep["ok"]:
             raise typer.Exit(2)

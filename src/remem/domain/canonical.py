@@ -3,13 +3,16 @@
 - ``canonical_json``: RFC 8785 JSON Canonicalization Scheme bytes (the ``rfc8785`` package).
 - ``normalize_value``: strings compare after NFKC, casefold and whitespace collapse; numbers,
   booleans, null and containers keep their JSON type ("3" != 3) (DESIGN.md "claim").
-- ``claim_id``: sha256 over canonical_json([memory_id, scope, key, normalized value]).
+- ``claim_id``: HMAC-SHA256 with the memory's secret over canonical_json([memory_id, scope,
+  key, normalized value]); memories created before keyed ids (no secret) keep the legacy
+  plain sha256 (see ``claim_id``).
 - ``event_hash``: sha256(prev_hash || canonical_json(event)) with the zero hash first.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -56,9 +59,21 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def claim_id(memory_id: str, scope: str, key: str, value: Any) -> str:
-    """``sha256(canonical_json([memory_id, scope, key, normalize_value(value)]))`` as hex."""
-    return sha256_hex(canonical_json([memory_id, scope, key, normalize_value(value)]))
+def claim_id(memory_id: str, scope: str, key: str, value: Any, *,
+             secret: bytes | None) -> str:
+    """The claim id of a value of a key in a scope, as 64 hex characters.
+
+    ``HMAC-SHA256(secret, canonical_json([memory_id, scope, key, normalize_value(value)]))``:
+    keyed, so a tombstone or ledger event cannot confirm a guessed forgotten value without the
+    memory's secret (erased with the memory). ``secret=None`` is the legacy scheme of memories
+    created before keyed ids: plain ``sha256`` of the same bytes; their ledgers hash over
+    those ids, so they keep it. The secret is passed in by the service; the domain never
+    reads it.
+    """
+    body = canonical_json([memory_id, scope, key, normalize_value(value)])
+    if secret is None:
+        return sha256_hex(body)
+    return hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
 def digest(value: Any) -> str:

@@ -91,6 +91,7 @@ def decide(
     candidate: Candidate,
     *,
     memory_id: str,
+    claim_secret: bytes | None,
     authority: Authority,
     now: datetime,
     content_hash: str,
@@ -106,6 +107,8 @@ def decide(
         state: the key's state at the ledger head.
         candidate: the proposed claim occurrence.
         memory_id: the memory (part of the claim id).
+        claim_secret: the memory's claim-id secret (None: a legacy memory's plain sha256
+            claim ids); see ``canonical.claim_id``.
         authority: who writes (see ``Authority``).
         now: the decision time (provenance ``seen_at``); not used as world time.
         content_hash: salted digest of the candidate's payload (computed by the service).
@@ -124,7 +127,7 @@ def decide(
         NotFound: ``replaces`` names no live item of the key.
     """
     scope, key = str(candidate.scope), candidate.key
-    cid = make_claim_id(memory_id, scope, key, candidate.value)
+    cid = make_claim_id(memory_id, scope, key, candidate.value, secret=claim_secret)
     if authority is Authority.CORRECTION:
         if expected_revision is None:
             raise InvalidInput(

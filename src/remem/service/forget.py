@@ -4,18 +4,27 @@
 (domain.operations.forget), the ledger gets text-free ``item.forgotten`` events and the fold
 writes tombstones; in the same transaction every surface holding the text is erased. After
 commit the store scrubs freed bytes and every surface is re-checked: the report says
-``completed`` only when each in-scope surface is verified erased (KIP: an acknowledgement is
-not erasure).
+``completed`` only when each in-scope surface is verified erased *and* the store confirmed the
+bytes left every file it writes (SQLite: a successful TRUNCATE checkpoint after the erasure;
+PostgreSQL: the partitions rewritten). Otherwise ``pending`` with a ``reason``; the owed scrub
+is recorded durably in the erasing transaction and finished later (KIP: an acknowledgement
+is not erasure).
+
+Scopes: ``scopes=None`` is a forget of the whole memory (owner, admin, retention): sources in
+every scope whose text contains an erased value are redacted too. A list limits the forget
+to those scopes (a scoped caller): targets outside them are not visible, sources outside them
+are not touched, and the report's ``scopes`` names what was covered; its ``completed`` is
+about those scopes only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from remem.domain import operations as ops
-from remem.domain.canonical import claim_id as make_claim_id
 from remem.domain.model import AGENT_OWNED_KINDS, ItemStatus, Scope, ScopeKind, parse_key
 from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
@@ -29,9 +38,12 @@ class ErasureReport:
     """What forget erased, per surface (KIP forget plan).
 
     Attributes:
-        state: completed | blocked | pending.
+        state: completed | blocked | pending (about the covered ``scopes`` only).
         items: item ids erased.
         surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}}.
+        scopes: "all" (the whole memory) or the sorted scopes this forget covered.
+        sources: ids of the sources whose text was redacted.
+        reason: why the state is pending (None otherwise).
     """
 
     state: str
@@ -40,10 +52,35 @@ class ErasureReport:
     tombstones: int = 0
     surfaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     actor: str = "owner"
+    scopes: str | list[str] = "all"
+    sources: list[str] = field(default_factory=list)
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"state": self.state, "mode": self.mode, "items": self.items,
-                "tombstones": self.tombstones, "surfaces": self.surfaces, "actor": self.actor}
+                "tombstones": self.tombstones, "surfaces": self.surfaces, "actor": self.actor,
+                "scopes": self.scopes, "sources": self.sources, "reason": self.reason}
+
+
+def covered(scopes: Sequence[str] | None) -> str | list[str]:
+    """The report's ``scopes``: "all", or the sorted distinct scopes (each one parsed).
+
+    Raises:
+        InvalidInput: a scope is not a valid handle, or ``scopes`` is a bare string.
+    """
+    if scopes is None:
+        return "all"
+    if isinstance(scopes, str):
+        raise InvalidInput("scopes must be a list of scopes (or None for the whole memory).",
+                           field="scopes")
+    return sorted({str(Scope.parse(s)) for s in scopes})
+
+
+def _not_visible(item_id: str, memory_id: str) -> NotFound:
+    """Outside the covered scopes answers exactly like a missing item (the guard's answer)."""
+    from remem.service.guard import hidden
+
+    return hidden("Item", item_id, "item_id")
 
 
 def check_forget_authority(item: Any, caller_scope: str | None) -> None:
@@ -76,8 +113,13 @@ class Forgetter:
                key: str | None = None, value: Any = None,
                expected_revision: int | None = None, actor: str = "owner",
                caller_scope: str | None = None, reason: str = "owner",
-               scopes: list[str] | None = None) -> ErasureReport:
+               scopes: Sequence[str] | None = None) -> ErasureReport:
         """Forgets an item by id, or a key (optionally one value) in a scope.
+
+        Args:
+            scopes: None forgets across the whole memory (sources of every scope containing
+                the value are redacted); a list covers only those scopes (a scoped caller):
+                a target outside them is not visible.
 
         Raises:
             InvalidInput: neither an item id nor scope+key; key form without expected_revision.
@@ -87,8 +129,11 @@ class Forgetter:
             LegalHoldActive: an item of the cascade is held (details.report has state blocked).
         """
         mem = self.memory
+        cover = covered(scopes)
         if item_id is not None:
             rec = mem._item_record(item_id)
+            if cover != "all" and rec.scope not in cover:
+                raise _not_visible(item_id, mem.id)
             check_forget_authority(rec, caller_scope)
             scope, key, targets = rec.scope, rec.key, [item_id]
             expected = None
@@ -96,15 +141,17 @@ class Forgetter:
             if scope is None or key is None:
                 raise InvalidInput("forget needs an item id, or a scope and a key.",
                                    field="item_id")
-            Scope.parse(scope)
+            scope = str(Scope.parse(scope))
             parse_key(key)
+            if cover != "all" and scope not in cover:
+                raise NotFound(f"Nothing to forget under {scope} {key}.", scope=scope, key=key)
             if expected_revision is None:
                 raise InvalidInput(f"Forgetting {key!r} by key needs expected_revision; "
                                    "inspect the key and pass its revision.",
                                    field="expected_revision")
             recs = self.store.key_items(mem.id, scope, key)
             if value is not None:
-                cid = make_claim_id(mem.id, scope, key, value)
+                cid = mem.writer.claim_id(scope, key, value)
                 recs = [r for r in recs if r.claim_id == cid]
             else:
                 recs = [r for r in recs if r.status in (ItemStatus.CURRENT, ItemStatus.CONFLICT)]
@@ -115,10 +162,12 @@ class Forgetter:
             for r in recs:
                 check_forget_authority(r, caller_scope)
             targets, expected = [r.item_id for r in recs], expected_revision
-        return self._run(scope, key, targets, expected, actor, reason)
+        return self._run(scope, key, targets, expected, actor, reason, scopes)
 
     def _run(self, scope: str, key: str, targets: list[str], expected: int | None,
-             actor: str, reason: str) -> ErasureReport:
+             actor: str, reason: str, scopes: Sequence[str] | None = None) -> ErasureReport:
+        """Erases the targets (and their cascade) within ``scopes`` (None: whole memory)."""
+        cover = covered(scopes)
         counts: dict[str, int] = {}
         erased_sources: list[str] = []
 
@@ -127,7 +176,7 @@ class Forgetter:
             return ops.forget(state, targets, reason=reason)
 
         def after(uow, proj, op):
-            counts.update(uow.erase(list(op.item_ids), scope))
+            counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover))
             erased_sources.extend(counts.pop("_source_ids", []))
 
         try:
@@ -135,9 +184,10 @@ class Forgetter:
         except LegalHoldActive as exc:
             exc.details["report"] = ErasureReport(
                 state="blocked", items=[], actor=actor,
-                surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES}).to_dict()
+                surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES},
+                scopes=cover).to_dict()
             raise
-        self.store.scrub_after_erasure()
+        scrubbed = self.store.scrub_after_erasure(self.memory.id)
         left = self.store.erasure_remaining(self.memory.id, list(op.item_ids), erased_sources)
         surfaces = {}
         for s in SURFACES:
@@ -147,27 +197,45 @@ class Forgetter:
                 continue
             state = "pending" if left.get(s, 0) else ("erased" if n else "none")
             surfaces[s] = {"erased": n, "state": state}
-        overall = "completed" if all(v["state"] in ("erased", "none")
-                                     for v in surfaces.values()) else "pending"
-        return ErasureReport(state=overall, items=list(op.item_ids),
+        rows_left = any(v["state"] == "pending" for v in surfaces.values())
+        files_left = scrubbed["state"] != "completed"
+        why = scrubbed["reason"] if files_left else None
+        if rows_left and why is None:
+            why = "Some erased rows are still present; run the forget again."
+        return ErasureReport(state="pending" if why else "completed", items=list(op.item_ids),
                              tombstones=len({e.data["claim_id"] for e in op.events
                                              if "claim_id" in e.data}),
-                             surfaces=surfaces, actor=actor)
+                             surfaces=surfaces, actor=actor, scopes=cover,
+                             sources=sorted(erased_sources), reason=why)
 
-    def forget_source(self, source_id: str, scopes: list[str] | None = None) -> dict[str, Any]:
-        """Redacts one source (payload_only): text and salt removed, index rows erased."""
-        if self.store.source(self.memory.id, source_id) is None:
-            from remem.errors import NotFoundOrNotVisible
+    def forget_source(self, source_id: str, *,
+                      scopes: Sequence[str] | None = None) -> dict[str, Any]:
+        """Redacts one source (payload_only): text and salt removed, index rows erased.
 
-            raise NotFoundOrNotVisible(f"No source {source_id!r} visible here.",
-                                       source_id=source_id)
+        Args:
+            scopes: None (whole memory) or the caller's scopes: a source outside them is not
+                visible (the same answer as a missing one).
+
+        Returns:
+            {"state": completed | pending, "source_id", "surfaces", "scopes", "reason"}.
+        """
+        from remem.service.guard import hidden
+
+        cover = covered(scopes)
+        row = self.store.source(self.memory.id, source_id)
+        if row is None or (cover != "all" and row["scope"] not in cover):
+            raise hidden("Source", source_id, "source_id")
+        self.store.owe_scrub(self.memory.id, "forget_source")  # before: survives a crash
         counts = self.store.redact_source(self.memory.id, source_id)
-        self.store.scrub_after_erasure()
+        scrubbed = self.store.scrub_after_erasure(self.memory.id)
         left = self.store.erasure_remaining(self.memory.id, [], [source_id])
-        ok = not any(left.values())
-        return {"state": "completed" if ok else "pending", "source_id": source_id,
+        why = scrubbed["reason"] if scrubbed["state"] != "completed" else None
+        if any(left.values()) and why is None:
+            why = "Some erased rows are still present; run the forget again."
+        return {"state": "pending" if why else "completed", "source_id": source_id,
                 "surfaces": {k: {"erased": v, "state": "pending" if left.get(k) else
-                                 ("erased" if v else "none")} for k, v in counts.items()}}
+                                 ("erased" if v else "none")} for k, v in counts.items()},
+                "scopes": cover, "reason": why}
 
     # --- holds and retention ---------------------------------------------------------------
     def set_legal_hold(self, item_id: str, hold: bool, *, actor: str = "admin") -> dict:

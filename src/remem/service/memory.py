@@ -203,19 +203,26 @@ class Memory:
                 "revision": op.revision}
 
     # --- forget, holds, retention (service.forget) ----------------------------------------
-    def _forget_scopes(self) -> list[str] | None:
-        """What a forget by this principal covers: every scope (None) or its own."""
-        return None if self.principal.scope is None else [self.principal.scope]
+    def _forget_scopes(self, asked: list[str] | None = None) -> list[str] | None:
+        """What a forget covers: a memory-wide principal every scope (None) or those it
+        names; a scoped principal its own scope only (naming another is refused)."""
+        if asked is not None:
+            asked = [self.guard.write(s) for s in asked]
+        if self.principal.scope is None:
+            return asked
+        return [self.principal.scope]
 
     def forget(self, item_id: str | None = None, *, scope: str | None = None,
                key: str | None = None, value: Any = None,
                expected_revision: int | None = None, actor: str | None = None,
-               caller_scope: str | None = None) -> ErasureReport:
+               caller_scope: str | None = None,
+               scopes: list[str] | None = None) -> ErasureReport:
         """Forgets for real: erases every copy and returns an ErasureReport.
 
         Address by ``item_id``, or by ``scope`` + ``key`` (+ ``value`` for one value of a multi
         key) with ``expected_revision``. ``caller_scope`` applies ForgetMemory authority. An
-        owner's forget covers every scope of the memory; a scoped principal's covers its own.
+        owner's forget covers every scope of the memory (or the ``scopes`` it names); a scoped
+        principal's covers its own. The report names the scopes covered.
         See ``service.forget.Forgetter.forget`` for errors.
         """
         if item_id is not None:
@@ -227,7 +234,7 @@ class Memory:
         return Forgetter(self).forget(item_id, scope=scope, key=key, value=value,
                                       expected_revision=expected_revision,
                                       actor=self._actor(actor), caller_scope=caller_scope,
-                                      scopes=self._forget_scopes())
+                                      scopes=self._forget_scopes(scopes))
 
     def set_legal_hold(self, item_id: str, hold: bool = True, *,
                        actor: str | None = None) -> dict[str, Any]:
@@ -297,11 +304,14 @@ class Memory:
 
         return forget_ref(self, target_ref, mode=mode, caller_scope=caller_scope)
 
-    def forget_source(self, source_id: str) -> dict[str, Any]:
-        """Erases one source's text, salt, full-text row and vector; its chain entry stays."""
+    def forget_source(self, source_id: str, *,
+                      scopes: list[str] | None = None) -> dict[str, Any]:
+        """Erases one source's text, salt, full-text row and vector; its chain entry stays.
+        ``scopes`` (memory-wide callers; None: every scope) limits which sources are seen."""
         row = self.guard.source(source_id)
         self.guard.write(row["scope"])
-        return Forgetter(self).forget_source(row["source_id"], scopes=self._forget_scopes())
+        return Forgetter(self).forget_source(row["source_id"],
+                                             scopes=self._forget_scopes(scopes))
 
     def kip(self, request: Any) -> dict[str, Any]:
         """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
@@ -443,8 +453,9 @@ class Memory:
                                    "caller with subject 'admin'.",
                                    subject=self.principal.subject)
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
-                "items": self.store.status_counts(self.id)}
-
+                "items": self.store.status_counts(self.id),
+                "pending_erasures": self.store.pending_erasures(self.id),
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
 
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -70,7 +71,11 @@ class RememStore:
                 raise PermissionDenied("This token is bound to another memory; it may create "
                                        f"only its own, not {memory_id!r}.", memory=memory_id)
         cfg = validate_config(config, self.providers)
-        self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()))
+        # A fresh random key for the memory's claim ids (HMAC-SHA256), erased with it.
+        self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()),
+                                   claim_secret=os.urandom(32))
+        with self._contexts_lock:  # a re-created id must not reuse an old context's secret
+            self._contexts.pop(memory_id, None)
         return self.memory(memory_id, principal)
 
     def memory(self, memory_id: str, principal: Principal | None = None) -> Memory:
@@ -142,12 +147,28 @@ class RememStore:
                 entry["ok"] = entry["ok"] and entry.get("sources_ok", True)
             report["memories"][mid] = entry
             report["ok"] = report["ok"] and entry["ok"]
+        report["pending_erasures"] = self.adapter.pending_erasures(None)
         return report
 
     def rebuild(self, memory_id: str | None = None) -> dict[str, int]:
         """Drops and refolds the read model of one or every memory; returns events folded."""
         ids = [memory_id] if memory_id else [m["memory_id"] for m in self.list_memories()]
         return {mid: self.adapter.rebuild(mid) for mid in ids}
+
+    def pending_erasures(self, memory_id: str | None = None) -> int:
+        """How many physical scrubs are owed (erased text may still be in the database
+        files): of one memory, or of the whole database."""
+        return self.adapter.pending_erasures(memory_id)
+
+    def finish_erasures(self) -> dict[str, Any]:
+        """Runs the owed scrubs now (``remem worker`` does this when idle; SQLite also on
+        open).
+
+        Returns:
+            {"state": "completed" | "pending", "reason": str | None, "pending": int}:
+            completed once no scrub is owed any more.
+        """
+        return self.adapter.scrub_after_erasure()
 
     def close(self) -> None:
         self.adapter.close()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from remem.domain.canonical import digest, salted_digest
+from remem.domain.canonical import claim_id, digest, salted_digest
 from remem.domain.decision import Decision, Judgement, decide
 from remem.domain.events import Event, EventType
 from remem.domain.fold import Projection, key_state
@@ -65,6 +65,18 @@ class Writer:
         #: Hooks called with the request before the transaction opens (e.g. to compute the
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
+        self._claim_secret: tuple[bytes | None] | None = None
+
+    @property
+    def claim_secret(self) -> bytes | None:
+        """The memory's claim-id secret, read once (None: a legacy memory, plain sha256)."""
+        if self._claim_secret is None:
+            self._claim_secret = (self.store.claim_secret(self.memory_id),)
+        return self._claim_secret[0]
+
+    def claim_id(self, scope: str, key: str, value: Any) -> str:
+        """The claim id of a value under this memory's scheme (keyed, or legacy)."""
+        return claim_id(self.memory_id, scope, key, value, secret=self.claim_secret)
 
     def write(self, req: WriteRequest) -> WriteResult:
         """Decides and commits one request in its own transaction (bounded HeadMoved retry)."""
@@ -108,7 +120,8 @@ class Writer:
         payload = {"value": c.value, "quote": c.source.text}
         card, on_change = self.policy(key)
         decision = decide(
-            state, c, memory_id=self.memory_id, authority=req.authority, now=now,
+            state, c, memory_id=self.memory_id, claim_secret=self.claim_secret,
+            authority=req.authority, now=now,
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from remem.domain import operations as ops
-from remem.domain.canonical import claim_id as make_claim_id
 from remem.domain.limits import validate_candidate
 from remem.domain.model import Authority, Candidate, Kind, Scope, Source
 from remem.domain.timefmt import from_iso
@@ -63,7 +62,7 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
                occurred) -> str:
     if getattr(c, "operation", "assert") == "retract":
-        cid = make_claim_id(memory.id, str(scope), c.key, c.value)
+        cid = memory.writer.claim_id(str(scope), c.key, c.value)
         op = memory.writer.operate(str(scope), c.key, "system:derive",
                                    lambda st, p: ops.retract(st, cid, c.valid_at))
         return "retracted" if op.events else "noop"

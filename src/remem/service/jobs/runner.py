@@ -83,6 +83,12 @@ class Worker:
         return {"job_id": job["job_id"], "kind": job["kind"], "status": "failed",
                 "run_id": run_id, "reason": reason, "final": final}
 
+    def finish_erasures(self) -> dict[str, Any] | None:
+        """Runs owed erasure scrubs if any; returns the outcome, or None when none was owed."""
+        if not self.adapter.pending_erasures(None):
+            return None
+        return self.store.finish_erasures()
+
     def run_until_idle(self, memory_id: str | None = None, max_jobs: int | None = None
                        ) -> list[dict[str, Any]]:
         """Runs due jobs until none is left (or ``max_jobs``); returns their outcomes."""
@@ -96,10 +102,12 @@ class Worker:
 
     def run_forever(self, *, poll_s: float = 0.5, stop: Callable[[], bool] = lambda: False,
                     on_job: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Polls for jobs until ``stop()`` is true (``remem worker``)."""
+        """Polls for jobs until ``stop()`` is true (``remem worker``); when idle, finishes
+        owed erasure scrubs (erasures a reader's snapshot or a crash left pending)."""
         while not stop():
             r = self.run_once()
             if r is None:
+                self.finish_erasures()
                 time.sleep(poll_s)
             elif on_job is not None:
                 on_job(r)

@@ -60,20 +60,26 @@ def payload_values(conn: psycopg.Connection, memory_id: str,
     return [json.loads(r["value"]) for r in rows]
 
 
-def sources_containing(conn: psycopg.Connection, memory_id: str, scope: str,
-                       values: Sequence[Any]) -> list[str]:
-    """Unredacted sources of the scope whose text contains one of the string values
-    (normalised like SQLite: NFKC, casefold, collapsed whitespace)."""
+def sources_containing(conn: psycopg.Connection, memory_id: str,
+                       scopes: Sequence[str] | None, values: Sequence[Any]) -> list[str]:
+    """Unredacted sources of the scopes (None: every scope of the memory) whose text
+    contains one of the string values (normalised like SQLite: NFKC, casefold, collapsed
+    whitespace)."""
     needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
-    if not needles:
+    if not needles or scopes == []:
         return []
     out = []
     for r in conn.execute("SELECT source_id, text FROM sources WHERE memory_id=%s AND "
-                          "scope=%s AND text IS NOT NULL", (memory_id, scope)):
+                          "text IS NOT NULL AND (%s::text[] IS NULL OR scope = ANY(%s))",
+                          (memory_id, _list(scopes), _list(scopes))):
         norm = normalize_text(r["text"])
         if any(n in norm for n in needles):
             out.append(r["source_id"])
     return out
+
+
+def _list(scopes: Sequence[str] | None) -> list[str] | None:
+    return None if scopes is None else list(scopes)
 
 
 def forget_idempotency(conn: psycopg.Connection, memory_id: str,
@@ -135,9 +141,10 @@ def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
 
 
 def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
-                scope: str, at: str) -> dict[str, Any]:
+                scopes: Sequence[str] | None, at: str) -> dict[str, Any]:
     """Erases every surface of the given items inside the forget transaction and records
-    the physical scrub owed.
+    the physical scrub owed. Sources are redacted when the items name them or their text
+    contains an erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
         Counts per surface plus ``_source_ids`` (the sources redacted).
@@ -145,10 +152,11 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
     ids = list(item_ids)
     values = payload_values(conn, memory_id, ids)
     source_ids = sorted(set(provenance_sources(conn, memory_id, ids))
-                        | set(sources_containing(conn, memory_id, scope, values)))
+                        | set(sources_containing(conn, memory_id, scopes, values)))
     if source_ids:
         rows = conn.execute("SELECT source_id FROM sources WHERE memory_id=%s AND "
-                            "source_id = ANY(%s)", (memory_id, source_ids)).fetchall()
+                            "source_id = ANY(%s) AND (%s::text[] IS NULL OR scope = ANY(%s))",
+                            (memory_id, source_ids, _list(scopes), _list(scopes))).fetchall()
         source_ids = sorted(r["source_id"] for r in rows)
     prov = conn.execute("DELETE FROM provenance WHERE memory_id=%s AND item_id = ANY(%s)",
                         (memory_id, ids)).rowcount if ids else 0
@@ -216,7 +224,8 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
                                   "doc_id = ANY(%s)", (m, sids))
     for r in conn.execute("SELECT DISTINCT unnest(tables) AS t FROM erasure_scrubs WHERE "
                           "memory_id=%s AND done_at IS NULL", (m,)):
-        out[SCRUB_SURFACES[r["t"]]] += 1
+        if r["t"] in SCRUB_SURFACES:
+            out[SCRUB_SURFACES[r["t"]]] += 1
     return out
 
 
@@ -238,13 +247,23 @@ def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
         """, {"x": xid})
 
 
+#: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets.
+PLAIN_TABLES = frozenset({"memory_secrets"})
+
+
 def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:
-    """Owed scrubs per memory: [{memory_id, mno, xid (newest), tables}]."""
+    """Owed scrubs per memory: [{memory_id, mno (None once deleted), xid (newest), tables}]."""
     return conn.execute(
         "SELECT s.memory_id, m.mno, max(s.xid::text::bigint) AS xid, "
         "array_agg(DISTINCT t ORDER BY t) AS tables FROM erasure_scrubs s "
-        "JOIN memories m USING (memory_id), unnest(s.tables) AS t "
+        "LEFT JOIN memories m USING (memory_id), unnest(s.tables) AS t "
         "WHERE s.done_at IS NULL GROUP BY s.memory_id, m.mno ORDER BY s.memory_id").fetchall()
+
+
+def pending_count(conn: psycopg.Connection, memory_id: str | None = None) -> int:
+    """Owed scrubs: of one memory, or of the whole database (``memory_id`` None)."""
+    return _scalar(conn, "SELECT count(*) FROM erasure_scrubs WHERE done_at IS NULL AND "
+                   "(%(m)s::text IS NULL OR memory_id = %(m)s)", {"m": memory_id})
 
 
 def scrub(conn: psycopg.Connection, *, wait_s: float, now: str) -> dict[str, str]:
@@ -266,10 +285,18 @@ def scrub(conn: psycopg.Connection, *, wait_s: float, now: str) -> dict[str, str
             time.sleep(0.02)
         else:
             for table in job["tables"]:
-                conn.execute(sql.SQL("VACUUM (FULL) {}").format(
-                    sql.Identifier(partition_name(table, job["mno"]))))
+                if table in PLAIN_TABLES:
+                    name = table
+                elif job["mno"] is None:  # the memory was deleted: its partitions are gone
+                    continue
+                else:
+                    name = partition_name(table, job["mno"])
+                conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(name)))
             conn.execute("UPDATE erasure_scrubs SET done_at=%s WHERE memory_id=%s AND "
                          "done_at IS NULL AND xid::text::bigint <= %s",
                          (now, job["memory_id"], job["xid"]))
+            conn.execute("DELETE FROM erasure_scrubs WHERE memory_id=%s AND done_at IS NOT "
+                         "NULL AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.memory_id = "
+                         "erasure_scrubs.memory_id)", (job["memory_id"],))
             out[job["memory_id"]] = "done"
     return out

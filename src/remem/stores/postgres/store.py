@@ -86,7 +86,9 @@ class PostgresStore(PostgresJobs, PostgresTokens):
         return row["mno"]
 
     # --- memory admin ----------------------------------------------------------------------
-    def create_memory(self, memory_id: str, config: dict[str, Any], at: str) -> None:
+    def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
+                      claim_secret: bytes | None) -> None:
+        """Creates the memory row, its partitions and, unless None, its claim-id secret."""
         with self.db.transaction() as c:
             row = c.execute("INSERT INTO memories(memory_id, config, created_at, updated_at) "
                             "VALUES (%s,%s,%s,%s) ON CONFLICT (memory_id) DO NOTHING "
@@ -94,6 +96,15 @@ class PostgresStore(PostgresJobs, PostgresTokens):
             if row is None:
                 raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
             ensure_partitions(c, memory_id, row["mno"])
+            if claim_secret is not None:
+                c.execute("INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (%s,%s)",
+                          (memory_id, claim_secret))
+
+    def claim_secret(self, memory_id: str) -> bytes | None:
+        """The memory's claim-id secret; None for a memory created before keyed claim ids."""
+        row = self.db.fetchone("SELECT claim_secret FROM memory_secrets WHERE memory_id=%s",
+                               (memory_id,))
+        return bytes(row["claim_secret"]) if row else None
 
     def memory_config(self, memory_id: str) -> dict[str, Any]:
         row = self.db.fetchone("SELECT config FROM memories WHERE memory_id=%s", (memory_id,))
@@ -134,10 +145,13 @@ class PostgresStore(PostgresJobs, PostgresTokens):
                 counts[table] = c.execute(sql.SQL("DELETE FROM {} WHERE memory_id=%s").format(
                     sql.Identifier(table)), (memory_id,)).rowcount
             c.execute("DELETE FROM memories WHERE memory_id=%s", (memory_id,))
+            if counts.get("memory_secrets"):  # its dead tuple is rewritten away by a scrub
+                erasure.record_scrub(c, memory_id, ["memory_secrets"], _now_iso())
         with self.db.connection() as c:  # one lock at a time: no deadlock with writers
             for parent in partitioned_tables(c):
                 c.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(
                     sql.Identifier(partition_name(parent, mno))))
+        self.scrub_after_erasure(memory_id)  # the secret's dead tuple
         return counts
 
     # --- writes ------------------------------------------------------------------------------
@@ -233,15 +247,36 @@ class PostgresStore(PostgresJobs, PostgresTokens):
         return {r["status"]: r["n"] for r in rows}
 
     # --- erasure -------------------------------------------------------------------------
-    def scrub_after_erasure(self) -> dict[str, str]:
+    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
         """Rewrites (VACUUM FULL) the text partitions of every memory owed a scrub, once no
-        snapshot older than its erasure remains; returns {memory_id: done | pending}."""
-        from datetime import UTC, datetime
+        snapshot older than its erasure remains. Right after an erasure of ``memory_id`` it
+        waits up to ``scrub_wait_s`` for older snapshots; the catch-up call (``memory_id``
+        None: worker, ``finish_erasures``) does not wait, so it never stalls a worker.
 
-        from remem.domain.timefmt import to_iso
-
+        Returns:
+            {"state", "reason", "pending"}: state is "pending" (with the reason) while a
+            scrub of ``memory_id`` (None: of any memory) is still owed, else "completed";
+            pending counts every owed scrub.
+        """
         with self.db.connection() as c:
-            return erasure.scrub(c, wait_s=self.scrub_wait_s, now=to_iso(datetime.now(UTC)))
+            erasure.scrub(c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=_now_iso())
+            owed = erasure.pending_count(c)
+            mine = owed if memory_id is None else erasure.pending_count(c, memory_id)
+        reason = None
+        if mine:
+            reason = ("A transaction older than the erasure is still open, so the table files "
+                      "that held the erased text cannot be rewritten yet. The scrub is "
+                      "recorded; `remem worker` or the next erasure finishes it.")
+        return {"state": "pending" if reason else "completed", "reason": reason,
+                "pending": owed}
+
+    def pending_erasures(self, memory_id: str | None = None) -> int:
+        """Scrubs owed (erased text may still be in the files): of one memory or all."""
+        with self.db.connection() as c:
+            return erasure.pending_count(c, memory_id)
+
+    def owe_scrub(self, memory_id: str, kind: str) -> None:
+        """No-op: PostgreSQL records the scrub in the erasing transaction itself."""
 
     def erasure_remaining(self, memory_id: str, item_ids: list[str],
                           source_ids: list[str]) -> dict[str, int]:
@@ -313,3 +348,11 @@ def _event(memory_id: str, r: dict[str, Any]) -> dict[str, Any]:
     return {"memory": memory_id, "seq": r["seq"], "type": r["type"],
             "data": upcast(r["type"], json.loads(r["data"])), "actor": r["actor"],
             "at": r["at"], "prev_hash": r["prev_hash"], "hash": r["hash"]}
+
+
+def _now_iso() -> str:
+    from datetime import UTC, datetime
+
+    from remem.domain.timefmt import to_iso
+
+    return to_iso(datetime.now(UTC))

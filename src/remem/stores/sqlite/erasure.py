@@ -4,7 +4,14 @@ Runs inside the forget transaction: deletes payloads (every revision), marks ide
 records forgotten (no digest of the value survives), redacts source texts (text and salt
 removed, chain row kept), drops full-text rows, vectors and pinned profile renders. After
 commit, ``scrub`` merges FTS segments and truncates the WAL so deleted bytes are gone from the
-file, not just unreachable (``PRAGMA secure_delete=ON`` zeroes freed pages).
+file, not just unreachable (``PRAGMA secure_delete=ON`` zeroes freed pages and cells).
+
+Honesty: the erasing transaction records the scrub it owes in ``erasure_scrubs`` (ids and
+times only). ``scrub`` deletes those rows only after a TRUNCATE checkpoint *succeeded* (result
+row busy=0, log=0): then every page image written since the erasure is in the main file and
+the WAL, which held older images with the text, is empty. A reader holding an older snapshot
+(or a process killed between commit and scrub) leaves the rows pending; they are finished on
+the next open of the store, by ``remem worker``, or by the next erasure.
 """
 
 from __future__ import annotations
@@ -47,15 +54,24 @@ def payload_values(conn: sqlite3.Connection, memory_id: str,
     return [json.loads(r[0]) for r in rows]
 
 
-def sources_containing(conn: sqlite3.Connection, memory_id: str, scope: str,
-                       values: Sequence[Any]) -> list[str]:
-    """Unredacted sources of the scope whose text contains one of the string values."""
+def _scope_filter(scopes: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+    """SQL fragment and arguments limiting rows to ``scopes`` (None: every scope)."""
+    if scopes is None:
+        return "", ()
+    return f" AND scope IN ({_in(scopes)})", tuple(scopes)
+
+
+def sources_containing(conn: sqlite3.Connection, memory_id: str,
+                       scopes: Sequence[str] | None, values: Sequence[Any]) -> list[str]:
+    """Unredacted sources of the scopes (None: every scope of the memory) whose text
+    contains one of the string values."""
     needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
-    if not needles:
+    if not needles or scopes == []:
         return []
+    where, args = _scope_filter(scopes)
     out = []
     for sid, text in conn.execute("SELECT source_id, text FROM sources WHERE memory_id=? AND "
-                                  "scope=? AND text IS NOT NULL", (memory_id, scope)):
+                                  "text IS NOT NULL" + where, (memory_id, *args)):
         norm = normalize_text(text)
         if any(n in norm for n in needles):
             out.append(sid)
@@ -128,11 +144,52 @@ def purge_search_rows(conn: sqlite3.Connection, memory_id: str) -> None:
                  "memory_id=?)", (memory_id,))
 
 
-def scrub(conn: sqlite3.Connection) -> None:
+def record_scrub(conn: sqlite3.Connection, memory_id: str | None, kind: str,
+                 at: str) -> None:
+    """Records, in the erasing transaction, that the files owe a scrub (``memory_id`` None
+    when the memory itself is being deleted: its id must not survive either)."""
+    conn.execute("INSERT INTO erasure_scrubs(memory_id, kind, requested_at) VALUES (?,?,?)",
+                 (memory_id, kind, at))
+
+
+def pending_scrubs(conn: sqlite3.Connection, memory_id: str | None = None) -> int:
+    """Owed scrubs: of one memory, or of the whole file (``memory_id`` None)."""
+    if memory_id is None:
+        return conn.execute("SELECT count(*) FROM erasure_scrubs").fetchone()[0]
+    return conn.execute("SELECT count(*) FROM erasure_scrubs WHERE memory_id=?",
+                        (memory_id,)).fetchone()[0]
+
+
+def scrub(conn: sqlite3.Connection, *, wait_ms: int, busy_timeout_ms: int) -> str | None:
     """After commit: rewrite FTS segments without deleted terms, then checkpoint and truncate
-    the WAL. Freed pages are zeroed by secure_delete."""
+    the WAL; on success the owed scrubs recorded before it are done (rows deleted).
+
+    Args:
+        wait_ms: how long the checkpoint waits for readers on older snapshots.
+        busy_timeout_ms: the connection's busy timeout, restored afterwards.
+
+    Returns:
+        None when the files hold no erased byte any more, else why not (pending).
+    """
+    upto = conn.execute("SELECT max(scrub_id) FROM erasure_scrubs").fetchone()[0]
     conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if conn.execute("PRAGMA secure_delete").fetchone()[0] != 1:
+        return "secure_delete is off on this connection, so freed bytes were not zeroed."
+    conn.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+    try:
+        busy, log, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.OperationalError as exc:  # e.g. locked by this connection's own reader
+        busy, log = 1, str(exc)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+    if busy or log not in (0, -1):  # -1: not in WAL mode (":memory:"), nothing on disk
+        return ("Another connection holds a read snapshot (or the write lock), so the "
+                "write-ahead log, which still holds the erased text, could not be emptied. "
+                "The scrub is recorded; it finishes when that connection ends (next open of "
+                "the store, `remem worker`, or the next erasure).")
+    if upto is not None:
+        conn.execute("DELETE FROM erasure_scrubs WHERE scrub_id <= ?", (upto,))
+    return None
 
 
 def erase_docs(conn: sqlite3.Connection, memory_id: str,
@@ -181,22 +238,26 @@ def drop_profile_renders(conn: sqlite3.Connection, memory_id: str,
 
 
 def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
-                scope: str, at: str) -> dict[str, Any]:
-    """Erases every surface of the given items inside the forget transaction.
+                scopes: Sequence[str] | None, at: str) -> dict[str, Any]:
+    """Erases every surface of the given items inside the forget transaction and records
+    the scrub owed. Sources are redacted when the items name them or their text contains an
+    erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
         Counts per surface plus ``_source_ids`` (the sources redacted).
     """
     values = payload_values(conn, memory_id, item_ids)
     source_ids = sorted(set(provenance_sources(conn, memory_id, item_ids))
-                        | set(sources_containing(conn, memory_id, scope, values)))
+                        | set(sources_containing(conn, memory_id, scopes, values)))
+    where, scope_args = _scope_filter(scopes)
     known = {r[0] for r in conn.execute(
-        f"SELECT source_id FROM sources WHERE memory_id=? AND source_id IN ({_in(source_ids)})",
-        (memory_id, *source_ids))} if source_ids else set()
+        f"SELECT source_id FROM sources WHERE memory_id=? AND source_id IN ({_in(source_ids)})"
+        + where, (memory_id, *source_ids, *scope_args))} if source_ids else set()
     source_ids = sorted(known)
     prov = conn.execute(f"DELETE FROM provenance WHERE memory_id=? AND item_id IN "
                         f"({_in(item_ids)})", (memory_id, *item_ids)).rowcount if item_ids else 0
     fts, vec = erase_docs(conn, memory_id, [*item_ids, *source_ids])
+    record_scrub(conn, memory_id, "forget", at)
     return {
         "payloads": erase_payloads(conn, memory_id, item_ids),
         "provenance": prov,

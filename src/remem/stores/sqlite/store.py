@@ -29,7 +29,7 @@ from remem.stores.sqlite.uow import SQLiteUnitOfWork, save_projection
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
                  "provenance", "idempotency", "sources", "search_docs", "vectors",
                  "profile_renders", "receipts", "jobs", "runs", "capture_cursors", "feedback",
-                 "tokens")
+                 "tokens", "memory_secrets")
 #: The read-model tables ``rebuild`` drops and refolds.
 READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
 
@@ -40,15 +40,21 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
     Args:
         path: file path (created if missing) or ``:memory:``.
         busy_timeout_ms: how long a writer waits for another process's transaction.
+        scrub_wait_ms: how long the post-erasure checkpoint waits for readers on older
+            snapshots; if they outlive it, the erasure report says pending and the scrub
+            stays owed (finished on the next open, by a worker, or by the next erasure).
 
-    The constructor does not touch the file; the first call connects and migrates.
+    The constructor does not touch the file; the first call connects, migrates and finishes
+    any scrub a previous process owed (e.g. one killed between an erasure and its scrub).
     """
 
     backend = "sqlite"
 
-    def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: str, *, busy_timeout_ms: int = 30_000,
+                 scrub_wait_ms: int = 1_000) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
+        self.scrub_wait_ms = scrub_wait_ms
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
 
@@ -60,7 +66,14 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
                     conn = connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
                     conn.row_factory = sqlite3.Row
                     self._conn = conn
+                    self._finish_owed_scrubs()
         return self._conn
+
+    def _finish_owed_scrubs(self) -> None:
+        from remem.stores.sqlite.erasure import pending_scrubs
+
+        if pending_scrubs(self._conn):
+            self.scrub_after_erasure()
 
     def close(self) -> None:
         with self._lock:
@@ -81,12 +94,23 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
             conn.execute("COMMIT")
 
     # --- memory admin ----------------------------------------------------------------------
-    def create_memory(self, memory_id: str, config: dict[str, Any], at: str) -> None:
+    def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
+                      claim_secret: bytes | None) -> None:
+        """Creates the memory row and, unless None, its claim-id secret (same transaction)."""
         with self._tx() as c:
             if c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
                 raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
             c.execute("INSERT INTO memories(memory_id, config, created_at, updated_at) "
                       "VALUES (?,?,?,?)", (memory_id, json.dumps(config), at, at))
+            if claim_secret is not None:
+                c.execute("INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (?,?)",
+                          (memory_id, claim_secret))
+
+    def claim_secret(self, memory_id: str) -> bytes | None:
+        """The memory's claim-id secret; None for a memory created before keyed claim ids."""
+        row = self.conn.execute("SELECT claim_secret FROM memory_secrets WHERE memory_id=?",
+                                (memory_id,)).fetchone()
+        return bytes(row[0]) if row else None
 
     def memory_config(self, memory_id: str) -> dict[str, Any]:
         row = self.conn.execute("SELECT config FROM memories WHERE memory_id=?",
@@ -114,13 +138,14 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
         with self._tx() as c:
             if not c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
                 raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
-            from remem.stores.sqlite.erasure import purge_search_rows
+            from remem.stores.sqlite.erasure import purge_search_rows, record_scrub
 
             purge_search_rows(c, memory_id)
             for table in self.memory_tables():
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE memory_id=?",
                                           (memory_id,)).rowcount
             c.execute("DELETE FROM memories WHERE memory_id=?", (memory_id,))
+            record_scrub(c, None, "delete_memory", _now_iso())
         self.scrub_after_erasure()
         return counts
 
@@ -218,12 +243,38 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
         return {r[0]: r[1] for r in rows}
 
     # --- erasure -------------------------------------------------------------------------
-    def scrub_after_erasure(self) -> None:
-        """Merges FTS segments and truncates the WAL so erased bytes leave the files."""
-        from remem.stores.sqlite.erasure import scrub
+    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
+        """Merges FTS segments and truncates the WAL so erased bytes leave the files; the
+        owed scrubs are done only if the TRUNCATE checkpoint succeeded. The scrub is
+        file-wide, so ``memory_id`` changes nothing here (PostgreSQL scrubs per memory).
+
+        Returns:
+            {"state", "reason", "pending"}: "completed" when the checkpoint succeeded after
+            every erasure committed so far, else "pending" with the reason; pending counts
+            the owed scrubs left.
+        """
+        from remem.stores.sqlite.erasure import pending_scrubs, scrub
 
         with self._lock:
-            scrub(self.conn)
+            reason = scrub(self.conn, wait_ms=self.scrub_wait_ms,
+                           busy_timeout_ms=self.busy_timeout_ms)
+            owed = pending_scrubs(self.conn)
+        return {"state": "pending" if reason else "completed", "reason": reason,
+                "pending": owed}
+
+    def pending_erasures(self, memory_id: str | None = None) -> int:
+        """Scrubs owed (erased text may still be in the files): of one memory or all."""
+        from remem.stores.sqlite.erasure import pending_scrubs
+
+        return pending_scrubs(self.conn, memory_id)
+
+    def owe_scrub(self, memory_id: str, kind: str) -> None:
+        """Records a scrub owed before an erasure that runs in its own transaction (a source
+        redaction): if the process dies after that commit, the next open finishes it."""
+        from remem.stores.sqlite.erasure import record_scrub
+
+        with self._tx() as c:
+            record_scrub(c, memory_id, kind, _now_iso())
 
     def erasure_remaining(self, memory_id: str, item_ids: list[str],
                           source_ids: list[str]) -> dict[str, int]:
@@ -280,3 +331,11 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
             rows = self.conn.execute(f"SELECT * FROM {t} WHERE memory_id=?", (memory_id,))
             out[t] = sorted(tuple(r) for r in rows)
         return out
+
+
+def _now_iso() -> str:
+    from datetime import UTC, datetime
+
+    from remem.domain.timefmt import to_iso
+
+    return to_iso(datetime.now(UTC))

@@ -107,12 +107,13 @@ class SQLiteUnitOfWork:
              salt))
 
     # --- erasure -------------------------------------------------------------------------
-    def erase(self, item_ids: list[str], scope: str) -> dict[str, Any]:
+    def erase(self, item_ids: list[str], scopes: Sequence[str] | None) -> dict[str, Any]:
         """Erases every surface of the items (payloads, provenance, full text, vectors,
-        sources containing them, pinned renders, idempotency digests); returns counts."""
+        sources of ``scopes`` (None: every scope) naming or containing them, pinned renders,
+        idempotency digests) and records the scrub owed; returns counts."""
         from remem.stores.sqlite.erasure import erase_items
 
-        return erase_items(self.conn, self.memory_id, item_ids, scope, _now_iso())
+        return erase_items(self.conn, self.memory_id, item_ids, scopes, _now_iso())
 
     # --- idempotency ---------------------------------------------------------------------
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
