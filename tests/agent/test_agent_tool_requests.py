@@ -120,3 +120,21 @@ def test_null_for_an_optional_argument_means_not_given(tools, seeded):
     refused(tools.call("Remember", {"key": "seat", "value": None}), "value")
     forgot = tools.call("ForgetMemory", json.dumps({"item_id": None, "key": "seat"}))
     assert forgot["ok"] and forgot["items"] == [result["item_id"]]
+
+
+@pytest.mark.parametrize("extra", ["scope", "model_extra", "__pydantic_extra__", "__dict__", "",
+                                   "model_fields", "arguments", "self"])
+def test_the_mcp_server_hands_every_argument_name_to_the_parser(seeded, extra):
+    """In process (the stdio round trip is in test_agent_mcp.py): names that could collide
+    with the SDK's argument model are refused like any other, never dropped or crashing."""
+    import asyncio
+
+    pytest.importorskip("mcp")
+    from remem.agent.mcp import build_server
+
+    memory, _ = seeded
+    server = build_server(memory, user_scope=USER, agent_scope=AGENT)
+    result = asyncio.run(server.call_tool("Remember", {"key": "seat", "value": "aisle",
+                                                       extra: 1}))
+    assert result.is_error and refused(result.structured_content, extra)
+    assert memory.inspect(USER, "seat").state == "empty"

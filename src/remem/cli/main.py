@@ -143,7 +143,7 @@ def memory_delete(memory_id: str,
     """Delete a memory: purge its ledger and every row."""
     def body():
         if not yes and not STATE.json:
-            typer.confirm(f"Delete memory {escape_controls(memory_id)!r} and all its data?",
+            typer.confirm(f"Delete memory '{escape_controls(memory_id)}' and all its data?",
                           abort=True)
         counts = open_store().delete_memory(memory_id)
         emit({"memory": memory_id, "deleted": True, "rows": counts},
