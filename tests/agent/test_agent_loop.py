@@ -104,7 +104,8 @@ def test_the_example_runs_tool_calls_and_returns_refusals_to_the_model(seeded, d
 
     assert tool_results(requests[1])[0]["ok"] is True
     refused = tool_results(requests[3])[1:]
-    assert [r["error"]["code"] for r in refused] == ["permission_denied", "permission_denied"]
+    # a scope argument is invalid_input since issue 12 (it was permission_denied)
+    assert [r["error"]["code"] for r in refused] == ["invalid_input", "permission_denied"]
     found = tool_results(requests[5])[-1]
     assert ("diet", "vegan") in {(i["key"], i["value"]) for i in found["items"]}
     last = requests[5]["messages"]

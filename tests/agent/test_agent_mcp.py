@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -17,10 +18,12 @@ mcp = pytest.importorskip("mcp")
 
 
 def server_params(db_path, *extra: str):
+    # The whole environment (PYTHONPATH included): the SDK's default passes only a few
+    # variables, so the server would import an installed remem instead of this tree's.
     return mcp.StdioServerParameters(
         command=sys.executable,
         args=["-m", "remem.cli.main", "--db", str(db_path), "mcp", "--memory", "m1",
-              "--scope", USER, *extra])
+              "--scope", USER, *extra], env=dict(os.environ))
 
 
 async def call(client, name: str, arguments: dict) -> tuple[bool, dict]:
@@ -125,3 +128,57 @@ def test_remem_mcp_refuses_an_agent_scope_as_the_callers_scope(db_path):
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1 and proc.stdout == ""
     assert "invalid_input" in proc.stderr
+
+
+def test_mcp_refuses_unknown_scope_and_mistyped_arguments_and_writes_nothing(db_with_memory):
+    """Issue 12: the SDK used to drop unknown arguments (ForgetMemory {key, scope: bob}
+    forgot Alice's key) and convert JSON-looking strings; every argument now reaches the one
+    parser, and a refusal is an isError result with invalid_input naming the field."""
+    db_path, ids = db_with_memory
+    store = remem.open(db_path)
+    before = {i.item_id: i.status for i in store.memory("m1").items(status="all").items}
+    store.close()
+    refusals = [
+        ("ForgetMemory", {"key": "dog_name", "scope": OTHER}, "scope"),
+        ("ForgetMemory", {"item_id": ids[(USER, "dog_name")], "scope": USER}, "scope"),
+        ("SearchMemory", {"query": "dog", "scope": OTHER}, "scope"),
+        ("Remember", {"key": "seat", "value": "aisle", "ttl": 3}, "ttl"),
+        ("Remember", {"key": "seat", "value": "aisle", "__class__": "x"}, "__class__"),
+        ("Remember", {"key": "seat", "value": {"side": "aisle"}}, "value"),
+        ("Remember", {"key": "seat", "value": "aisle", "kind": 3}, "kind"),
+        ("ForgetMemory", {"item_id": 123}, "item_id"),
+        ("SearchMemory", {"query": "dog", "budget_tokens": "500"}, "budget_tokens"),
+        ("SearchMemory", {"query": ["dog"]}, "query"),
+    ]
+
+    async def session() -> dict:
+        out: dict = {}
+        async with mcp.Client(server_params(db_path, "--agent", AGENT),
+                              read_timeout_seconds=60) as client:
+            out["schemas"] = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            out["refused"] = [await call(client, name, args) for name, args, _ in refusals]
+            out["text"] = await call(client, "Remember", {"key": "seat", "value": "[1, 2]"})
+        return out
+
+    out = asyncio.run(session())
+
+    for name, schema in out["schemas"].items():
+        assert schema["additionalProperties"] is False and set(schema["properties"]) == set(
+            PROPERTIES[name])
+    for (name, args, field), (is_error, res) in zip(refusals, out["refused"], strict=True):
+        assert is_error and res["ok"] is False, (name, args, res)
+        assert res["error"]["code"] == "invalid_input", (name, args, res)
+        assert res["error"]["details"]["field"] == field, (name, args, res)
+    is_error, res = out["text"]
+    assert not is_error and res["outcome"] == "created"
+
+    store = remem.open(db_path)
+    try:
+        memory = store.memory("m1")
+        after = {i.item_id: i.status for i in memory.items(status="all").items}
+        assert after.pop(res["item_id"]) == "current" and after == before  # one write only
+        assert memory.inspect(USER, "dog_name").value == "Rex"
+        assert memory.inspect(OTHER, "dog_name").value == "Fido"
+        assert memory.inspect(USER, "seat").value == "[1, 2]"  # text, not a parsed array
+    finally:
+        store.close()

@@ -57,20 +57,21 @@ def test_remember_writes_to_the_callers_scope(tools, seeded):
     assert memory.inspect(AGENT, "seat").state == "empty"
 
 
-@pytest.mark.parametrize("scope", [OTHER, AGENT, "org:acme"])
-def test_remember_naming_another_scope_is_refused_and_writes_nothing(tools, seeded, scope):
+@pytest.mark.parametrize("scope", [OTHER, AGENT, "org:acme", USER, ["user:bob"],
+                                   {"user:bob": 1}, " User:Bob "])
+def test_a_scope_argument_is_refused_as_invalid_input_and_writes_nothing(tools, seeded, scope):
+    """Issue 12 changes this on purpose: a scope argument (even the caller's own) was
+    ``permission_denied`` or accepted; the published schema has no scope, so it is refused
+    like any argument the tool does not have."""
     memory, _ = seeded
     head = memory.status()["head_seq"]
     result = tools.call("Remember", {"key": "dog_name", "value": "Max", "scope": scope})
-    assert error_code(result) == "permission_denied"
-    assert USER in result["error"]["message"]
+    assert error_code(result) == "invalid_input"
+    assert result["error"]["details"] == {"field": "scope"}
+    assert USER in result["error"]["message"] and "without scope" in result["error"]["message"]
     assert memory.status()["head_seq"] == head
     assert current(memory, OTHER, "dog_name") == "Fido"
-
-
-def test_remember_naming_the_callers_own_scope_is_accepted(tools, seeded):
-    result = tools.call("Remember", {"key": "seat", "value": "window", "scope": USER})
-    assert result["ok"] and result["scope"] == USER
+    assert current(memory, USER, "dog_name") == "Rex"
 
 
 @pytest.mark.parametrize("kind", ["rule", "identity", "skill", "lesson"])
@@ -191,7 +192,7 @@ def test_tool_message_answers_an_openai_tool_call(tools):
         name="Remember", arguments='{"key": "diet", "value": "vegan", "scope": "user:bob"}'))
     message = tools.tool_message(call)
     assert message["role"] == "tool" and message["tool_call_id"] == "call_1"
-    assert json.loads(message["content"])["error"]["code"] == "permission_denied"
+    assert json.loads(message["content"])["error"]["code"] == "invalid_input"
     as_dict = tools.tool_message({"id": "call_2", "function": {
         "name": "SearchMemory", "arguments": '{"query": "diet"}'}})
     assert json.loads(as_dict["content"])["ok"] is True
@@ -214,7 +215,11 @@ def test_remember_without_a_kind_takes_the_keys_declared_kind_when_writable(stor
                       ).kind == "fact"  # a declared agent kind is never written by a tool
 
 
-def test_search_memory_refuses_a_scope_outside_the_user_and_the_agent(tools):
-    assert tools.call("SearchMemory", {"query": "dog", "scope": AGENT})["ok"] is True
-    result = tools.call("SearchMemory", {"query": "dog", "scope": OTHER})
-    assert error_code(result) == "permission_denied"
+def test_search_memory_refuses_any_scope_argument(tools):
+    """Issue 12: SearchMemory accepted its own scopes as an argument; now every scope
+    argument is refused (the session's scopes are fixed)."""
+    for scope in (AGENT, OTHER):
+        result = tools.call("SearchMemory", {"query": "dog", "scope": scope})
+        assert error_code(result) == "invalid_input"
+        assert result["error"]["details"]["field"] == "scope"
+        assert f"reads {USER} and {AGENT}" in result["error"]["message"]

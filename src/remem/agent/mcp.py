@@ -8,25 +8,29 @@ content is ``{"ok": false, "error": {"code", "message", ...}}``). Resource ``rem
 the session's pinned block (agent identity, rules, skills, lessons; the user's profile and
 preferences), activated at the first read and byte-identical for the server's lifetime.
 
-The scope is bound when the server starts; no argument can choose another one. Calls run one
-at a time (the SQLite connection is shared between the SDK's worker threads).
+The scope is bound when the server starts; no argument can choose another one. Each tool is
+registered with its published schema (``additionalProperties: false``) and receives the
+client's arguments untouched, so :func:`remem.agent.toolspec.parse_call` refuses an unknown
+argument, ``scope`` or a wrong JSON type (``invalid_input``) instead of the SDK dropping or
+converting it. Calls run one at a time (the SQLite connection is shared between the SDK's
+worker threads).
 """
 
-# No ``from __future__ import annotations`` here: the SDK reads the tool functions'
+# No ``from __future__ import annotations`` here: the SDK reads the resource function's
 # annotations, which name objects local to ``build_server``.
 import json
 import threading
-from typing import Annotated, Any
+from typing import Any
 
 from remem.agent.session import Session
-from remem.agent.tools import (
-    DEFAULT_BUDGET_TOKENS,
+from remem.agent.tools import MemoryTools
+from remem.agent.toolspec import (
     DESCRIPTIONS,
     FORGET_MEMORY,
-    PROPERTIES,
     REMEMBER,
     SEARCH_MEMORY,
-    MemoryTools,
+    TOOL_NAMES,
+    input_schema,
 )
 from remem.errors import ArtifactUnavailable, RememError
 
@@ -54,45 +58,24 @@ def build_server(memory: Any, *, user_scope: str, agent_scope: str | None = None
     """
     sdk = _sdk()
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
-    from pydantic import WithJsonSchema
 
     tools = MemoryTools(memory, user_scope=user_scope, agent_scope=agent_scope)
     session = Session(memory, user_scope=user_scope, agent_scope=agent_scope,
                       host_kind="mcp")
     lock = threading.Lock()
-    server = sdk.MCPServer(name="remem", title="remem memory", instructions=INSTRUCTIONS,
-                           version=_version(), log_level="WARNING")
 
     def run(name: str, arguments: dict[str, Any]) -> Any:
-        given = {k: v for k, v in arguments.items() if v is not None}
         with lock:
-            result = tools.call(name, given)
+            result = tools.call(name, arguments)  # parsed there: unknown arguments refused
         return CallToolResult(content=[TextContent(text=json.dumps(result, ensure_ascii=False))],
                               structured_content=result, is_error=not result["ok"])
 
-    def arg(tool: str, name: str) -> Any:  # the field's published schema is the OpenAI one
-        return WithJsonSchema(PROPERTIES[tool][name])
-
-    @server.tool(name=SEARCH_MEMORY, description=DESCRIPTIONS[SEARCH_MEMORY],
-                 annotations=ToolAnnotations(read_only_hint=True))
-    def search_memory(query: Annotated[Any, arg(SEARCH_MEMORY, "query")],
-                      budget_tokens: Annotated[Any, arg(SEARCH_MEMORY, "budget_tokens")] = (
-                          DEFAULT_BUDGET_TOKENS)
-                      ) -> CallToolResult:
-        return run(SEARCH_MEMORY, {"query": query, "budget_tokens": budget_tokens})
-
-    @server.tool(name=REMEMBER, description=DESCRIPTIONS[REMEMBER],
-                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-    def remember(key: Annotated[Any, arg(REMEMBER, "key")],
-                 value: Annotated[Any, arg(REMEMBER, "value")],
-                 kind: Annotated[Any, arg(REMEMBER, "kind")] = None) -> CallToolResult:
-        return run(REMEMBER, {"key": key, "value": value, "kind": kind})
-
-    @server.tool(name=FORGET_MEMORY, description=DESCRIPTIONS[FORGET_MEMORY],
-                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
-    def forget_memory(item_id: Annotated[Any, arg(FORGET_MEMORY, "item_id")] = None,
-                      key: Annotated[Any, arg(FORGET_MEMORY, "key")] = None) -> CallToolResult:
-        return run(FORGET_MEMORY, {"item_id": item_id, "key": key})
+    hints = {SEARCH_MEMORY: ToolAnnotations(read_only_hint=True),
+             REMEMBER: ToolAnnotations(read_only_hint=False, destructive_hint=False),
+             FORGET_MEMORY: ToolAnnotations(read_only_hint=False, destructive_hint=True)}
+    server = sdk.MCPServer(name="remem", title="remem memory", instructions=INSTRUCTIONS,
+                           version=_version(), log_level="WARNING",
+                           tools=[_raw_tool(name, run, hints[name]) for name in TOOL_NAMES])
 
     @server.resource(PROFILE_URI, name="profile", title="Pinned profile",
                      description="The agent's identity, rules, skills and lessons and the "
@@ -108,6 +91,32 @@ def build_server(memory: Any, *, user_scope: str, agent_scope: str | None = None
                 raise ResourceError(f"{exc.code}: {exc.message}") from exc
 
     return server
+
+
+def _raw_tool(name: str, run: Any, annotations: Any) -> Any:
+    """A tool registered with its published input schema (``additionalProperties: false``)
+    whose arguments reach ``run(name, arguments)`` exactly as the client sent them.
+
+    ``MCPServer`` otherwise builds a pydantic model from the function signature, which
+    drops arguments it does not know (``scope`` included) and converts JSON-looking strings;
+    here the one parser of :mod:`remem.agent.toolspec` sees every argument.
+    """
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from pydantic import ConfigDict
+
+    class Arguments(ArgModelBase):
+        model_config = ConfigDict(extra="allow")
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return {"arguments": dict(self.model_extra or {})}
+
+    def call(arguments: dict[str, Any]) -> Any:
+        return run(name, arguments)
+
+    return Tool(fn=call, name=name, description=DESCRIPTIONS[name],
+                parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=Arguments),
+                is_async=False, annotations=annotations)
 
 
 def serve(memory: Any, *, user_scope: str, agent_scope: str | None = None) -> None:

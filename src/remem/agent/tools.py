@@ -11,9 +11,11 @@ JSON object, ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code", "message
 "retryable", "details"}}`` with the stable code of :mod:`remem.errors` and a message saying
 what to do, so the model can correct itself. Rules enforced here:
 
-- tools write only to the bound memory and only to the caller's scope; an argument naming
-  another scope is refused (``permission_denied``; SearchMemory also accepts the agent's,
-  which it searches anyway);
+- every call is parsed into a typed request first (:mod:`remem.agent.toolspec`): an
+  argument the tool does not publish, ``scope`` included, or a wrong JSON type is an
+  ``invalid_input`` result naming the argument, and nothing runs;
+- tools write only to the bound memory and only to the caller's scope (bound at
+  construction, never an argument);
 - Remember writes only user-owned kinds (fact, preference, profile_slot); a key that spells
   out its value is refused with a suggested key;
 - ForgetMemory never touches the agent's identity, rules, skills or lessons, and an item the
@@ -22,12 +24,30 @@ what to do, so the model can correct itself. Rules enforced here:
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
 
 from remem.agent.binding import AgentMemory, Binding, scoped_memory
+from remem.agent.toolspec import (  # re-exported: the published names live in toolspec
+    DEFAULT_BUDGET_TOKENS,
+    DESCRIPTIONS,
+    FORGET_MEMORY,
+    MAX_BUDGET_TOKENS,
+    MIN_BUDGET_TOKENS,
+    PROPERTIES,
+    REMEMBER,
+    REQUIRED,
+    SEARCH_MEMORY,
+    TOOL_NAMES,
+    WRITABLE_KINDS,
+    ForgetMemoryRequest,
+    RememberRequest,
+    SearchMemoryRequest,
+    parse_call,
+    tool_schema,
+    tool_schemas,
+)
 from remem.domain.canonical import normalize_text
 from remem.domain.limits import key_names_value
 from remem.domain.model import AGENT_OWNED_KINDS, Kind, parse_key
@@ -40,62 +60,11 @@ from remem.errors import (
     RevisionMismatch,
 )
 
-SEARCH_MEMORY, REMEMBER, FORGET_MEMORY = "SearchMemory", "Remember", "ForgetMemory"
-TOOL_NAMES = (SEARCH_MEMORY, REMEMBER, FORGET_MEMORY)
-WRITABLE_KINDS = (Kind.FACT.value, Kind.PREFERENCE.value, Kind.PROFILE_SLOT.value)
-"""Kinds Remember may write: the user's own. Agent kinds are edited by people, not tools."""
-MIN_BUDGET_TOKENS, MAX_BUDGET_TOKENS, DEFAULT_BUDGET_TOKENS = 64, 4000, 600
-
-PROPERTIES: dict[str, dict[str, dict[str, Any]]] = {
-    SEARCH_MEMORY: {
-        "query": {"type": "string", "description":
-                  "What to look for, in plain words (e.g. 'where does the user live')."},
-        "budget_tokens": {"type": "integer", "minimum": MIN_BUDGET_TOKENS,
-                          "maximum": MAX_BUDGET_TOKENS, "default": DEFAULT_BUDGET_TOKENS,
-                          "description": "Largest size of the whole result, in tokens."},
-    },
-    REMEMBER: {
-        "key": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 128,
-                "description": "snake_case topic name, never containing the value "
-                               "(e.g. 'home_city', 'diet', 'response_style')."},
-        "value": {"type": ["string", "number", "boolean"],
-                  "description": "The value to remember (e.g. 'Paris')."},
-        "kind": {"type": "string", "enum": list(WRITABLE_KINDS),
-                 "description": "fact (the default), preference (likes, wants, style) or "
-                                "profile_slot (a stable attribute such as home_city)."},
-    },
-    FORGET_MEMORY: {
-        "item_id": {"type": "string",
-                    "description": "Id of an item returned by SearchMemory (itm_...)."},
-        "key": {"type": "string", "description": "Forget the current value(s) of this key "
-                                                 "in the user's memory."},
-    },
-}
-REQUIRED = {SEARCH_MEMORY: ["query"], REMEMBER: ["key", "value"], FORGET_MEMORY: []}
-DESCRIPTIONS = {
-    SEARCH_MEMORY: "Search long-term memory about the user and yourself. Returns items (id, "
-                   "key, value, kind, status, scope) and raw sources labelled 'source', which "
-                   "are evidence, not accepted facts.",
-    REMEMBER: "Remember something about the user for later conversations. Writes only to "
-              "the user's own memory.",
-    FORGET_MEMORY: "Forget something about the user for real (every copy is erased). Give "
-                   "exactly one of item_id or key. Your own identity, rules, skills and "
-                   "lessons cannot be forgotten.",
-}
-
-
-def tool_schema(name: str) -> dict[str, Any]:
-    """One tool in the OpenAI function-calling shape (``{"type": "function", ...}``)."""
-    return {"type": "function", "function": {
-        "name": name, "description": DESCRIPTIONS[name],
-        "parameters": {"type": "object", "properties": copy.deepcopy(PROPERTIES[name]),
-                       "required": list(REQUIRED[name]), "additionalProperties": False}}}
-
-
-def tool_schemas() -> list[dict[str, Any]]:
-    """The three tools, ready for ``chat.completions.create(tools=...)``."""
-    return [tool_schema(n) for n in TOOL_NAMES]
-
+__all__ = [
+    "DEFAULT_BUDGET_TOKENS", "DESCRIPTIONS", "FORGET_MEMORY", "MAX_BUDGET_TOKENS",
+    "MIN_BUDGET_TOKENS", "PROPERTIES", "REMEMBER", "REQUIRED", "SEARCH_MEMORY", "TOOL_NAMES",
+    "WRITABLE_KINDS", "MemoryTools", "suggest_key", "tool_schema", "tool_schemas",
+]
 
 class MemoryTools:
     """Dispatches tool calls to one memory, for one caller.
@@ -125,21 +94,18 @@ class MemoryTools:
 
         Args:
             name: SearchMemory, Remember or ForgetMemory.
-            arguments: the call's arguments, as the JSON text the model produced or a dict.
+            arguments: the call's arguments, as the JSON text the model produced or a dict;
+                parsed by :func:`remem.agent.toolspec.parse_call` (unknown arguments,
+                ``scope`` and wrong JSON types are ``invalid_input`` results; nothing runs).
         """
         try:
-            if name == SEARCH_MEMORY:
-                args = self._arguments(name, arguments)
-                return self.search_memory(args["query"],
-                                          args.get("budget_tokens", DEFAULT_BUDGET_TOKENS))
-            if name == REMEMBER:
-                args = self._arguments(name, arguments)
-                return self.remember(args.get("key"), args.get("value"), args.get("kind"))
-            if name == FORGET_MEMORY:
-                args = self._arguments(name, arguments)
-                return self.forget_memory(item_id=args.get("item_id"), key=args.get("key"))
-            raise InvalidInput(f"There is no tool {name!r}; use one of "
-                               f"{', '.join(TOOL_NAMES)}.", field="name")
+            request = parse_call(name, arguments, scopes_note=self._scopes_note())
+            if isinstance(request, SearchMemoryRequest):
+                return self.search_memory(request.query, request.budget_tokens)
+            if isinstance(request, RememberRequest):
+                return self.remember(request.key, request.value, request.kind)
+            assert isinstance(request, ForgetMemoryRequest)
+            return self.forget_memory(item_id=request.item_id, key=request.key)
         except RememError as exc:
             return {"ok": False, "error": exc.to_dict()}
 
@@ -152,33 +118,9 @@ class MemoryTools:
         return {"role": "tool", "tool_call_id": get(tool_call, "id"),
                 "content": json.dumps(result, ensure_ascii=False)}
 
-    def _arguments(self, name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]:
-        if arguments is None or arguments == "":
-            arguments = {}
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{name} arguments are not valid JSON ({exc.msg}); send one "
-                                   "JSON object.", field="arguments") from exc
-        if not isinstance(arguments, dict):
-            raise InvalidInput(f"{name} arguments must be a JSON object.", field="arguments")
-        args = dict(arguments)
-        scope = args.pop("scope", None)
-        allowed = self.binding.read_scopes if name == SEARCH_MEMORY else [self.binding.user_scope]
-        if scope is not None and scope not in allowed:
-            raise PermissionDenied(
-                f"{name} works only in the user's own memory ({self.binding.user_scope}); "
-                f"it cannot reach {scope!r}. Call it again without a scope.", field="scope")
-        unknown = sorted(set(args) - set(PROPERTIES[name]))
-        if unknown:
-            raise InvalidInput(f"{name} has no argument {', '.join(map(repr, unknown))}; its "
-                               f"arguments are {', '.join(PROPERTIES[name])}.",
-                               field=unknown[0])
-        missing = [a for a in REQUIRED[name] if args.get(a) is None]
-        if missing:
-            raise InvalidInput(f"{name} needs {', '.join(missing)}.", field=missing[0])
-        return args
+    def _scopes_note(self) -> str:
+        b = self.binding
+        return f"reads {' and '.join(b.read_scopes)} and writes only {b.user_scope}"
 
     # --- the tools (raise RememError) --------------------------------------------------------
     def search_memory(self, query: Any, budget_tokens: Any = DEFAULT_BUDGET_TOKENS

@@ -5,21 +5,15 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
-
-from remem.cli.output import STATE, emit
+from remem.cli.output import STATE, SafeTable, emit, table
 from remem.errors import InvalidInput, LegalHoldActive
 
 
-def _report_table(rep: dict) -> Table:
-    t = Table(title=f"erasure report: {rep['state']}  ({len(rep['items'])} items, "
-                    f"{rep['tombstones']} tombstones)")
-    t.add_column("surface")
-    t.add_column("erased", justify="right")
-    t.add_column("state")
-    for name, s in rep["surfaces"].items():
-        t.add_row(name, str(s["erased"]), s["state"])
-    return t
+def _report_table(rep: dict) -> SafeTable:
+    return table(f"erasure report: {rep['state']}  ({len(rep['items'])} items, "
+                 f"{rep['tombstones']} tombstones)",
+                 ["surface", ("erased", {"justify": "right"}), "state"],
+                 ((name, s["erased"], s["state"]) for name, s in rep["surfaces"].items()))
 
 
 def register(app: typer.Typer) -> None:

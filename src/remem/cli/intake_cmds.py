@@ -9,9 +9,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-
-from remem.cli.output import STATE, ProvidersFile, console, emit, use_providers_file
+from remem.cli.output import (
+    STATE,
+    ProvidersFile,
+    emit,
+    escape_controls,
+    json_text,
+    say,
+    table,
+    use_providers_file,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -24,7 +31,7 @@ def register(app: typer.Typer) -> None:
             r = current_memory().receipt(receipt_id)
             emit(r, f"{r.receipt_id}: {r.phase} (accepted_seq {r.accepted_seq}, available_seq "
                     f"{r.available_seq}, disposition {r.disposition})"
-                    + (f" reason: {r.reason}" if r.reason else ""))
+                    + (f" reason: {escape_controls(r.reason)}" if r.reason else ""))
         run(body)
 
     @app.command()
@@ -32,12 +39,9 @@ def register(app: typer.Typer) -> None:
         """List recent job runs (derive, consolidate) with status and failure reason."""
         def body():
             rows = current_memory().runs(limit)
-            t = Table(title="runs")
-            for col in ("run", "kind", "status", "started", "reason / stats"):
-                t.add_column(col, overflow="fold")
-            for r in rows:
-                t.add_row(r["run_id"], r["kind"], r["status"], r["started_at"][:19],
-                          r["reason"] or json.dumps(r["stats"]))
+            t = table("runs", ("run", "kind", "status", "started", "reason / stats"),
+                      ((r["run_id"], r["kind"], r["status"], r["started_at"][:19],
+                        r["reason"] or json.dumps(r["stats"])) for r in rows))
             emit(rows, t if rows else "(no runs yet)")
         run(body)
 
@@ -65,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
             signal.signal(signal.SIGTERM, stop)
             signal.signal(signal.SIGINT, stop)
-            console.print(f"remem worker {w.worker_id} on {STATE.db}; Ctrl-C stops.")
+            say(f"remem worker {w.worker_id} on {STATE.db}; Ctrl-C stops.")
             w.run_forever(poll_s=poll_s, stop=lambda: stopping["now"],
                           on_job=lambda r: emit(r, f"{r['kind']} {r['status']} {r['job_id']}"))
         run(body)
@@ -83,5 +87,5 @@ def register(app: typer.Typer) -> None:
 
                 raise InvalidInput(f"request is not JSON: {exc.msg}", field="file") from exc
             out = current_memory().kip(req)
-            emit(out, json.dumps(out, indent=2, ensure_ascii=False))
+            emit(out, json_text(out))
         run(body)

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.panel import Panel
 
 import remem
-from remem.cli.output import STATE, emit, fail, items_table, value_text
+from remem.cli.output import (
+    STATE,
+    emit,
+    escape_controls,
+    fail,
+    items_table,
+    json_text,
+    say,
+    value_text,
+)
 from remem.errors import InvalidInput, RememError
 
 app = typer.Typer(help="remem: long-term memory for LLM agents.", no_args_is_help=True,
@@ -135,7 +144,7 @@ def memory_show(memory_id: str) -> None:
         store = open_store()
         m = store.memory(memory_id)
         data = {"config": m.config, **m.status()}
-        emit(data, Panel(json.dumps(data, indent=2), title=memory_id))
+        emit(data, f"{memory_id}\n{json_text(data)}")
     run(body)
 
 
@@ -145,7 +154,8 @@ def memory_delete(memory_id: str,
     """Delete a memory: purge its ledger and every row."""
     def body():
         if not yes and not STATE.json:
-            typer.confirm(f"Delete memory {memory_id!r} and all its data?", abort=True)
+            typer.confirm(f"Delete memory '{escape_controls(memory_id)}' and all its data?",
+                          abort=True)
         counts = open_store().delete_memory(memory_id)
         emit({"memory": memory_id, "deleted": True, "rows": counts},
              f"Deleted memory {memory_id} ({sum(counts.values())} rows).")
@@ -220,7 +230,8 @@ def apply(
                 lines.append(f"[{r['index']}] {rc['status']}{' (replayed)' if rc['replayed'] else ''}"
                              f": {rc['scope']} {rc['key']} revision {rc['revision']}")
             else:
-                lines.append(f"[{r['index']}] error {r['error']['code']}: {r['error']['message']}")
+                lines.append(f"[{r['index']}] error {r['error']['code']}: "
+                             f"{escape_controls(r['error']['message'])}")
         emit(out, "\n".join(lines))
         if not out["ok"]:
             raise typer.Exit(3)
@@ -257,7 +268,7 @@ def inspect(scope: str, key: str) -> None:
     """Show a key's current value, revision, state, history and conflicts."""
     def body():
         i = current_memory().inspect(scope, key)
-        lines = [f"{scope} {key}  state={i.state}  revision={i.revision}  "
+        lines = [f"{escape_controls(scope)} {key}  state={i.state}  revision={i.revision}  "
                  f"cardinality={i.cardinality}",
                  f"value: {value_text(i.value) if i.value is not None else '-'}"]
         for label, rows in (("conflicts", i.conflicts), ("history", i.history)):
@@ -286,7 +297,7 @@ def items_cmd(
         human = items_table(page.items)
         emit(page, human)
         if page.next_cursor and not STATE.json:
-            typer.echo(f"more: --cursor {page.next_cursor}")
+            say(f"more: --cursor {page.next_cursor}")
     run(body)
 
 
@@ -304,7 +315,7 @@ def conflicts(scope: Annotated[str | None, typer.Option()] = None) -> None:
     """List open conflict groups."""
     def body():
         groups = current_memory().conflicts(scope)
-        lines = [f"{g['group_id']}  {g['scope']} {g['key']}: " +
+        lines = [f"{g['group_id']}  {escape_controls(g['scope'])} {g['key']}: " +
                  ", ".join(f"{value_text(i['value'])} ({i['item_id']})" for i in g["items"])
                  for g in groups]
         emit(groups, "\n".join(lines) or "(no open conflicts)")
@@ -361,8 +372,39 @@ def _register_commands() -> None:
 _register_commands()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def main() -> None:
-    app()
+    """The console script: runs the app; usage errors (which quote the command line) are
+    printed escaped, like every other output."""
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError  # Typer's click
+
+    bad = next((a for a in sys.argv[1:] if _SURROGATE.search(a)), None)
+    if bad is not None:  # bytes that are not UTF-8 reach Python as lone surrogates
+        STATE.json = "--json" in sys.argv[1:]
+        try:
+            fail(InvalidInput(f"The argument {bad!r} is not valid UTF-8; pass text in UTF-8.",
+                              field="argv"))
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+    try:
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as exc:  # the help text: ours, not input
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(exc)
+        sys.exit(exc.exit_code)
+    except ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        lines = [ctx.get_usage(), f"Try '{ctx.command_path} --help' for help.", ""] if ctx \
+            else []
+        say("\n".join([*lines, f"Error: {exc.format_message()}"]), err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        say("Aborted.", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-
-from remem.cli.output import STATE, emit, value_text
+from remem.cli.output import STATE, SafeTable, emit, table, value_text
 
 ScopeOpt = Annotated[list[str], typer.Option("--scope", "-s", help="Scope to read (repeatable), "
                                              "e.g. --scope user:alice --scope agent:bot.")]
@@ -23,14 +21,10 @@ def _time(text: str | None):
     return from_iso(text) if text else None
 
 
-def _items_table(items: list[dict], title: str) -> Table:
-    t = Table(title=title)
-    for col in ("item", "scope", "key", "value", "kind", "status"):
-        t.add_column(col, overflow="fold")
-    for d in items:
-        t.add_row(d["id"], d["scope"], d["key"], value_text(d["value"]), d["kind"],
-                  d.get("status", "current"))
-    return t
+def _items_table(items: list[dict], title: str) -> SafeTable:
+    return table(title, ("item", "scope", "key", "value", "kind", "status"),
+                 ((d["id"], d["scope"], d["key"], value_text(d["value"]), d["kind"],
+                   d.get("status", "current")) for d in items))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
-
-from remem.cli.output import STATE, ProvidersFile, emit, err_console, use_providers_file
+from remem.cli.output import (
+    STATE,
+    ProvidersFile,
+    SafeTable,
+    emit,
+    say,
+    table,
+    use_providers_file,
+)
 
 OPENAPI_FILE = "openapi.json"
 
@@ -22,14 +28,9 @@ def openapi_text() -> str:
     return json.dumps(openapi_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _tokens_table(rows: list[dict]) -> Table:
-    t = Table(title="tokens")
-    for col in ("token_id", "memory_id", "role", "subject", "label", "created_at", "revoked_at"):
-        t.add_column(col, overflow="fold")
-    for r in rows:
-        t.add_row(*(str(r[c] or "") for c in ("token_id", "memory_id", "role", "subject",
-                                                "label", "created_at", "revoked_at")))
-    return t
+def _tokens_table(rows: list[dict]) -> SafeTable:
+    cols = ("token_id", "memory_id", "role", "subject", "label", "created_at", "revoked_at")
+    return table("tokens", cols, ((r[c] or "" for c in cols) for r in rows))
 
 
 def register(app: typer.Typer) -> None:
@@ -83,8 +84,8 @@ def register(app: typer.Typer) -> None:
                 emit({**info.to_dict(), "token": token})
                 return
             typer.echo(token)  # plain, unwrapped: the only time the token is shown
-            err_console.print(f"token {info.token_id}: {info.role} {info.subject} on "
-                              f"memory {info.memory_id}. Shown once; store it now.")
+            say(f"token {info.token_id}: {info.role} {info.subject} on memory "
+                f"{info.memory_id}. Shown once; store it now.", err=True)
         run(body)
 
     @token_app.command("list")
