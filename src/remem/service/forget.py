@@ -126,7 +126,8 @@ class Forgetter:
             return ops.forget(state, targets, reason=reason)
 
         def after(uow, proj, op):
-            counts.update(uow.erase(list(op.item_ids), scope))
+            counts.update(uow.erase(list(op.item_ids), scope,
+                                    to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
 
         try:
@@ -136,7 +137,7 @@ class Forgetter:
                 state="blocked", items=[], actor=actor,
                 surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES}).to_dict()
             raise
-        self.store.scrub_after_erasure()
+        self.store.scrub_after_erasure(to_iso(self.memory.clock.now()))
         left = self.store.erasure_remaining(self.memory.id, list(op.item_ids), erased_sources)
         surfaces = {}
         for s in SURFACES:
@@ -160,8 +161,9 @@ class Forgetter:
 
             raise NotFoundOrNotVisible(f"No source {source_id!r} visible here.",
                                        source_id=source_id)
-        counts = self.store.redact_source(self.memory.id, source_id)
-        self.store.scrub_after_erasure()
+        now = to_iso(self.memory.clock.now())
+        counts = self.store.redact_source(self.memory.id, source_id, now)
+        self.store.scrub_after_erasure(now)
         left = self.store.erasure_remaining(self.memory.id, [], [source_id])
         ok = not any(left.values())
         return {"state": "completed" if ok else "pending", "source_id": source_id,

@@ -69,20 +69,11 @@ class RememStore:
         return self.adapter.delete_memory(memory_id)
 
     def verify(self) -> dict[str, Any]:
-        """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken"}}}."""
-        report: dict[str, Any] = {"ok": True, "memories": {}}
-        for m in self.adapter.list_memories():
-            mid = m["memory_id"]
-            brk = self.adapter.verify_ledger(mid)
-            entry = {"ok": brk is None, "events": self.adapter.head_seq(mid),
-                     "broken": None if brk is None else {"seq": brk.seq, "reason": brk.reason}}
-            extra = getattr(self.adapter, "verify_extras", None)
-            if extra is not None:
-                entry.update(extra(mid))
-                entry["ok"] = entry["ok"] and entry.get("sources_ok", True)
-            report["memories"][mid] = entry
-            report["ok"] = report["ok"] and entry["ok"]
-        return report
+        """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken",
+        "breaks", "sources_ok", ...}}} (``service.verify``); never raises on damage."""
+        from remem.service.verify import verify_store
+
+        return verify_store(self.adapter)
 
     def rebuild(self, memory_id: str | None = None) -> dict[str, int]:
         """Drops and refolds the read model of one or every memory; returns events folded."""
