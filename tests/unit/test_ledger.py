@@ -203,4 +203,5 @@ def test_source_rows_of_the_wrong_type_and_unparsable_ledger_data_do_not_raise()
     assert check_sources(bad, {})["sources_broken"]["sequence"] == 1
     assert recorded_entries(["{broken", '{"source_id": 3}', None, "[]"]) == {}
     rep = check_sources(rows, recorded_entries(["{broken"]))
-    assert rep["sources_broken"]["reason"] == "entry does not match its source.recorded ledger event"
+    assert rep["sources_broken"]["reason"] == (
+        "entry does not match its source.recorded ledger event")
