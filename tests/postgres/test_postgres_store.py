@@ -183,8 +183,8 @@ def test_an_older_snapshot_keeps_the_erasure_pending_until_it_ends(pg_server, pg
     assert reader.execute("SELECT count(*) FROM payloads").fetchone()[0] == 21
     reader.rollback()
     reader.close()
-    assert store.adapter.scrub_after_erasure() == {"m1": "done"}
+    assert store.adapter.scrub_after_erasure("2024-01-02T00:00:00.000000Z") == {"m1": "done"}
     assert SECRET.encode() not in database_bytes(pg_server, pg_url)
     assert all(n == 0 for n in store.adapter.erasure_remaining("m1", [r.item_id], []).values())
-    assert store.adapter.scrub_after_erasure() == {}  # nothing owed any more
+    assert store.adapter.scrub_after_erasure("2024-01-02T00:00:01.000000Z") == {}  # none owed
     store.close()

@@ -62,6 +62,7 @@ class PostgresStore(SqlJobs, SqlTokens):
 
     backend = "postgres"
     dialect = POSTGRES
+    erasure = erasure
 
     def __init__(self, url: str, *, max_connections: int = 8, connect_timeout_s: float = 10.0,
                  scrub_wait_s: float = 10.0) -> None:
@@ -136,31 +137,15 @@ class PostgresStore(SqlJobs, SqlTokens):
             yield PostgresUnitOfWork(c, memory_id, {**row, **head})
 
     # --- erasure -------------------------------------------------------------------------
-    def scrub_after_erasure(self, now: str | None = None) -> dict[str, str]:
+    def scrub_after_erasure(self, now: str) -> dict[str, str]:
         """Rewrites (VACUUM FULL) the text partitions of every memory owed a scrub, once no
         snapshot older than its erasure remains; returns {memory_id: done | pending}.
-        ``now`` (ISO-8601 UTC) stamps the scrubs finished; the database's clock when None."""
+        ``now`` (ISO-8601 UTC, from the service's clock) stamps the scrubs finished."""
         with self.db.connection() as c:
-            if now is None:
-                now = c.execute("SELECT to_char(now() AT TIME ZONE 'UTC', "
-                                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') AS t").fetchone()["t"]
             return erasure.scrub(c, wait_s=self.scrub_wait_s, now=now)
 
-    def erasure_remaining(self, memory_id: str, item_ids: list[str],
-                          source_ids: list[str]) -> dict[str, int]:
-        with self.db.connection() as c:
-            return erasure.remaining(c, memory_id, item_ids, source_ids)
-
-    def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
-        """Removes a source's text and salt and its full-text row and vector; records the
-        physical scrub owed (finished by ``scrub_after_erasure``). ``at`` is the erasure time
-        (ISO-8601 UTC, from the service's clock)."""
-        with self.db.transaction() as c:
-            fts, vec = erasure.erase_docs(c, memory_id, [source_id])
-            n = erasure.redact_sources(c, memory_id, [source_id], at)
-            erasure.record_scrub(c, memory_id, [t for t, k in (("sources", n),
-                                                               ("search_docs", fts)) if k], at)
-        return {"sources": n, "full_text": fts, "vectors": vec}
+    def _scrub_owed(self, conn: Any, memory_id: str, tables: list[str], at: str) -> None:
+        erasure.record_scrub(conn, memory_id, tables, at)
 
     @cached_property
     def search_index(self) -> PostgresSearchIndex:

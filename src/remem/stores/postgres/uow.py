@@ -17,6 +17,7 @@ import psycopg
 
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY
+from remem.stores.postgres import erasure
 from remem.stores.sql.dialect import POSTGRES
 from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import SqlUnitOfWork
@@ -43,6 +44,9 @@ class PostgresUnitOfWork(SqlUnitOfWork):
             for the transaction (the search writer keeps it up to date).
     """
 
+    #: Erasure also records the physical scrub owed (``PostgresStore.scrub_after_erasure``).
+    erasure = erasure
+
     def __init__(self, conn: psycopg.Connection, memory_id: str, locked: dict[str, Any]) -> None:
         head = (locked["seq"], locked["hash"]) if locked["seq"] else tuple(EMPTY)
         super().__init__(conn, memory_id, POSTGRES, head)  # type: ignore[arg-type]
@@ -65,15 +69,6 @@ class PostgresUnitOfWork(SqlUnitOfWork):
             else:
                 p.tombstones.add((scope, key, r["claim_id"]))
         return p
-
-    def erase(self, item_ids: list[str], scope: str, at: str) -> dict[str, Any]:
-        """Erases every surface of the items (payloads, provenance, full text, vectors,
-        sources containing them, pinned renders, idempotency digests) and records the
-        physical scrub owed (``PostgresStore.scrub_after_erasure``); returns counts. ``at``
-        is the erasure time (ISO-8601 UTC, from the service's clock)."""
-        from remem.stores.postgres.erasure import erase_items
-
-        return erase_items(self.conn, self.memory_id, item_ids, scope, at)
 
 
 def save_projection(conn: psycopg.Connection, memory_id: str, p: Projection) -> None:

@@ -43,6 +43,8 @@ class SqlStore:
     """Shared SQL of ``SQLiteStore`` and ``PostgresStore`` (see the module docstring)."""
 
     dialect: Dialect
+    #: The backend's erasure module (``erase_docs``, ``redact_sources``, ``remaining``).
+    erasure: Any
 
     def _write(self) -> AbstractContextManager[Any]:
         """One transaction: committed on normal exit, rolled back on any exception."""
@@ -83,6 +85,9 @@ class SqlStore:
         """Every ledger row of the memory in seq order, streamed where the driver can."""
         return self._x(conn, "SELECT * FROM ledger WHERE memory_id=? ORDER BY seq",
                        (memory_id,))
+
+    def _scrub_owed(self, conn: Any, memory_id: str, tables: list[str], at: str) -> None:
+        """Records, in the erasing transaction, a physical scrub still owed (PostgreSQL)."""
 
     def _snapshot(self) -> AbstractContextManager[Any]:
         """A connection with one consistent view for a long read (default: ``_read``)."""
@@ -216,6 +221,23 @@ class SqlStore:
                          "ORDER BY " + self.dialect.bytewise("item_id"),
                          (memory_id, now, created_before or ""))
         return [row_to_item(r) for r in rows]
+
+    # --- erasure (the backend's ``erasure`` module does the SQL) ----------------------------
+    def erasure_remaining(self, memory_id: str, item_ids: list[str],
+                          source_ids: list[str]) -> dict[str, int]:
+        """Per surface, what still holds erased content (all zero when complete)."""
+        with self._read() as c:
+            return self.erasure.remaining(c, memory_id, item_ids, source_ids)
+
+    def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
+        """Removes a source's text and salt and its full-text row and vector (the chain row
+        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock)."""
+        with self._write() as c:
+            fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
+            n = self.erasure.redact_sources(c, memory_id, [source_id], at)
+            self._scrub_owed(c, memory_id, [t for t, k in (("sources", n),
+                                                           ("search_docs", fts)) if k], at)
+        return {"sources": n, "full_text": fts, "vectors": vec}
 
     # --- integrity ---------------------------------------------------------------------------
     def verify_ledger(self, memory_id: str) -> ChainBreak | None:

@@ -33,13 +33,16 @@ def is_unique_violation(exc: BaseException) -> bool:
 
 
 class SqlUnitOfWork:
-    """Transaction-scoped access to one memory (``Store.unit_of_work``).
+    """Transaction-scoped access to one memory (``Store.unit_of_work``); a backend sets
+    ``erasure`` to its erasure module.
 
     Attributes:
         conn: the transaction's driver connection.
         memory_id: the memory written to.
         dialect: how the backend spells the shared SQL.
     """
+
+    erasure: Any = None
 
     def __init__(self, conn: Any, memory_id: str, dialect: Dialect,
                  head: tuple[int, str] | None = None) -> None:
@@ -133,6 +136,14 @@ class SqlUnitOfWork:
                 "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
                  quote, salt))
+
+    # --- erasure -------------------------------------------------------------------------
+    def erase(self, item_ids: list[str], scope: str, at: str) -> dict[str, Any]:
+        """Erases every surface of the items (payloads, provenance, full text, vectors,
+        sources containing them, pinned renders, idempotency digests) with the backend's
+        ``erasure`` module; ``at`` is the erasure time (ISO-8601 UTC, from the service).
+        Returns counts per surface plus ``_source_ids``."""
+        return self.erasure.erase_items(self.conn, self.memory_id, item_ids, scope, at)
 
     # --- idempotency ---------------------------------------------------------------------
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:

@@ -18,6 +18,7 @@ from remem.stores.sql.dialect import SQLITE
 from remem.stores.sql.jobs import SqlJobs
 from remem.stores.sql.store import READ_MODEL_TABLES, not_found
 from remem.stores.sql.tokens import SqlTokens
+from remem.stores.sqlite import erasure
 from remem.stores.sqlite.connection import connect
 from remem.stores.sqlite.search import SQLiteSearchIndex
 from remem.stores.sqlite.uow import SQLiteUnitOfWork
@@ -42,6 +43,7 @@ class SQLiteStore(SqlJobs, SqlTokens):
 
     backend = "sqlite"
     dialect = SQLITE
+    erasure = erasure
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000) -> None:
         self.path = path
@@ -91,9 +93,7 @@ class SQLiteStore(SqlJobs, SqlTokens):
         with self._tx() as c:
             if not c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
                 raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
-            from remem.stores.sqlite.erasure import purge_search_rows
-
-            purge_search_rows(c, memory_id)
+            erasure.purge_search_rows(c, memory_id)
             for table in self.memory_tables():
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE memory_id=?",
                                           (memory_id,)).rowcount
@@ -117,26 +117,8 @@ class SQLiteStore(SqlJobs, SqlTokens):
     def scrub_after_erasure(self, now: str | None = None) -> None:
         """Merges FTS segments and truncates the WAL so erased bytes leave the files (SQLite
         records no scrub, so ``now`` is unused)."""
-        from remem.stores.sqlite.erasure import scrub
-
         with self._lock:
-            scrub(self.conn)
-
-    def erasure_remaining(self, memory_id: str, item_ids: list[str],
-                          source_ids: list[str]) -> dict[str, int]:
-        from remem.stores.sqlite.erasure import remaining
-
-        return remaining(self.conn, memory_id, item_ids, source_ids)
-
-    def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
-        """Removes a source's text and salt and its full-text row and vector; ``at`` is the
-        erasure time (ISO-8601 UTC, from the service's clock)."""
-        from remem.stores.sqlite.erasure import erase_docs, redact_sources
-
-        with self._tx() as c:
-            fts, vec = erase_docs(c, memory_id, [source_id])
-            n = redact_sources(c, memory_id, [source_id], at)
-        return {"sources": n, "full_text": fts, "vectors": vec}
+            erasure.scrub(self.conn)
 
     @cached_property
     def search_index(self) -> SQLiteSearchIndex:
