@@ -53,3 +53,22 @@ def test_verify_reports_unparsable_event_json_and_a_deleted_row_without_a_traceb
     rep = json.loads(proc.stdout)
     assert [(b["seq"], b["position"]) for b in rep["memories"]["m1"]["breaks"]] == [(3, 3),
                                                                                    (7, 6)]
+
+
+def test_rebuild_of_a_damaged_ledger_fails_clearly_and_keeps_the_read_model(tmp_path):
+    db = tmp_path / "r.db"
+    s = remem.open(db)
+    mem = s.create_memory("m1")
+    mem.remember("user:alice", "home_city", "Paris")
+    mem.remember("user:alice", "home_city", "Rome")
+    s.close()
+    _tamper(db, "UPDATE ledger SET data = '[' || substr(data, 2) WHERE seq=2")
+    proc = _remem(db, "-m", "m1", "rebuild")
+    assert proc.returncode == 1
+    assert "Ledger event seq 2 of memory 'm1' cannot be read" in proc.stdout + proc.stderr
+    assert "remem verify" in proc.stdout + proc.stderr
+    s = remem.open(db)
+    try:  # the failed rebuild rolled back: the read model is still there
+        assert s.memory("m1").inspect("user:alice", "home_city").value == "Rome"
+    finally:
+        s.close()

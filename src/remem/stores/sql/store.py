@@ -16,7 +16,7 @@ from typing import Any
 from remem.domain.events import upcast
 from remem.domain.fold import ItemRecord, Projection
 from remem.domain.ledger import ChainBreak, verify_chain
-from remem.errors import AlreadyExists, NotFound
+from remem.errors import AlreadyExists, IntegrityError, NotFound
 from remem.stores.sql.dialect import Dialect, as_dict
 from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import save_projection
@@ -33,9 +33,20 @@ def not_found(memory_id: str) -> NotFound:
 
 
 def stored_event(memory_id: str, r: Any) -> dict[str, Any]:
-    """A ledger row as the event dict the fold and ``history`` read (data parsed, upcast)."""
+    """A ledger row as the event dict the fold and ``history`` read (data parsed, upcast).
+
+    Raises:
+        IntegrityError: the row's data no longer parses (the file was altered).
+    """
+    try:
+        data = json.loads(r["data"])
+    except (TypeError, ValueError) as exc:
+        raise IntegrityError(
+            f"Ledger event seq {r['seq']!r} of memory {memory_id!r} cannot be read: its data "
+            "was altered. Run `remem verify` to list every broken link, then restore the "
+            "database from a backup.", memory=memory_id, seq=r["seq"]) from exc
     return {"memory": memory_id, "seq": r["seq"], "type": r["type"],
-            "data": upcast(r["type"], json.loads(r["data"])), "actor": r["actor"],
+            "data": upcast(r["type"], data), "actor": r["actor"],
             "at": r["at"], "prev_hash": r["prev_hash"], "hash": r["hash"]}
 
 
