@@ -299,7 +299,8 @@ class Store(JobStore, TokenStore, Protocol):
         ...
 
     def verify_extras(self, memory_id: str) -> dict[str, Any]:
-        """Source chains: ``{"sources_ok", "sources", "sources_broken"}``."""
+        """Source chains: ``{"sources_ok", "sources", "sources_broken", "sources_breaks"}``
+        (the first broken link and every one); never raises on damaged rows."""
         ...
 
     def close(self) -> None: ...

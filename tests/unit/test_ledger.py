@@ -72,7 +72,8 @@ def test_the_old_source_chain_verifies_unchanged():
     recorded = recorded_entries(r["data"] for r in FIXTURE["ledger"]
                                 if r["type"] == "source.recorded")
     rep = check_sources(rows, recorded)
-    assert rep == {"sources_ok": True, "sources": 2, "sources_broken": None}
+    assert rep == {"sources_ok": True, "sources": 2, "sources_broken": None,
+                   "sources_breaks": []}
 
 
 # --- chain ------------------------------------------------------------------------------
@@ -205,3 +206,18 @@ def test_source_rows_of_the_wrong_type_and_unparsable_ledger_data_do_not_raise()
     rep = check_sources(rows, recorded_entries(["{broken"]))
     assert rep["sources_broken"]["reason"] == (
         "entry does not match its source.recorded ledger event")
+
+
+def test_every_broken_source_link_is_listed_each_run_and_each_unmatched_event():
+    rows = [{**r, "memory": r["memory_id"], "salt": bytes.fromhex(r["salt"])}
+            for r in FIXTURE["sources"]]
+    recorded = recorded_entries(r["data"] for r in FIXTURE["ledger"]
+                                if r["type"] == "source.recorded")
+    other_run = {**rows[1], "run_id": "r2", "source_id": "turn-9", "sequence": 1}
+    damaged = [dict(rows[0], text="changed"), rows[1], other_run]
+    rep = check_sources(damaged, {**recorded, "ghost": {"run_id": "r3", "sequence": 1}})
+    assert [(b["run_id"], b["source_id"], b["reason"]) for b in rep["sources_breaks"]] == [
+        ("r1", "turn-1", "text does not match the committed digest"),
+        ("r2", "turn-9", "prev_hash does not match the previous entry's hash"),
+        ("r3", "ghost", "the ledger records this source but its row is missing")]
+    assert rep["sources_broken"] == rep["sources_breaks"][0]

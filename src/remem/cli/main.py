@@ -319,8 +319,7 @@ def _verify_lines(memory_id: str, r: dict[str, Any]) -> str:
                 if r["broken"] else "")]
     for b in r.get("breaks") or []:
         lines.append(f"  ledger position {b['position']} (seq {b['seq']}): {b['reason']}")
-    sb = r.get("sources_broken")
-    if sb:
+    for sb in r.get("sources_breaks") or []:
         lines.append(f"  source chain {sb['run_id']} sequence {sb['sequence']} "
                      f"({sb['source_id']}): {sb['reason']}")
     return "\n".join(lines)

@@ -143,47 +143,49 @@ def recorded_entries(ledger_data: Iterable[Any]) -> dict[str, Mapping[str, Any]]
     return out
 
 
-def check_sources(rows: list[Mapping[str, Any]], recorded: Mapping[str, Mapping[str, Any]]
-                  ) -> dict[str, Any]:
+def check_sources(rows: list[Mapping[str, Any]], recorded: Mapping[str, Mapping[str, Any]],
+                  *, limit: int = 100) -> dict[str, Any]:
     """Walks every run's chain (rows ordered by run, sequence) and cross-checks each row
     against the ledger's ``source.recorded`` event (``recorded``: source id -> event data,
     see ``recorded_entries``). Never raises.
 
     Returns:
         ``{"sources_ok": bool, "sources": n, "sources_broken": None | {run_id, sequence,
-        source_id, reason}}`` naming the first broken link.
+        source_id, reason}, "sources_breaks": [...]}``: the first broken link, and every one
+        (each run's first break, then rows of intact runs that do not match the ledger, then
+        ledger events without a row; at most ``limit``).
     """
     runs: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         runs.setdefault(str(r.get("run_id")), []).append(r)
-    broken: dict[str, Any] | None = None
+    breaks: list[dict[str, Any]] = []
     for run_id in sorted(runs):
         brk = verify_run(runs[run_id])
         if brk is not None:
-            broken = {"run_id": brk.run_id, "sequence": brk.sequence,
-                      "source_id": brk.source_id, "reason": brk.reason}
-            break
-    if broken is None:
-        broken = _unmatched(rows, recorded)
-    return {"sources_ok": broken is None, "sources": len(rows), "sources_broken": broken}
+            breaks.append({"run_id": brk.run_id, "sequence": brk.sequence,
+                           "source_id": brk.source_id, "reason": brk.reason})
+    broken_runs = {str(b["run_id"]) for b in breaks}
+    breaks += _unmatched([r for r in rows if str(r.get("run_id")) not in broken_runs], rows,
+                         recorded)
+    return {"sources_ok": not breaks, "sources": len(rows),
+            "sources_broken": breaks[0] if breaks else None, "sources_breaks": breaks[:limit]}
 
 
-def _unmatched(rows: list[Mapping[str, Any]], recorded: Mapping[str, Mapping[str, Any]]
-               ) -> dict[str, Any] | None:
-    """The first row without its ledger event, or ledger event without its row."""
-    seen = set()
+def _unmatched(rows: list[Mapping[str, Any]], every_row: list[Mapping[str, Any]],
+               recorded: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their ledger event, then ledger events without a row."""
+    out = []
     for r in rows:
-        seen.add(r.get("source_id"))
         ev = recorded.get(r.get("source_id"))  # type: ignore[arg-type]
         if ev is None or ev.get("entry_hash") != r.get("entry_hash") \
                 or ev.get("sequence") != r.get("sequence"):
-            return {"run_id": r.get("run_id"), "sequence": r.get("sequence"),
-                    "source_id": r.get("source_id"),
-                    "reason": "entry does not match its source.recorded ledger event"}
-    missing = sorted(set(recorded) - seen)
-    if missing:
-        ev = recorded[missing[0]]
-        return {"run_id": ev.get("run_id"), "sequence": ev.get("sequence"),
-                "source_id": missing[0],
-                "reason": "the ledger records this source but its row is missing"}
-    return None
+            out.append({"run_id": r.get("run_id"), "sequence": r.get("sequence"),
+                        "source_id": r.get("source_id"),
+                        "reason": "entry does not match its source.recorded ledger event"})
+    seen = {r.get("source_id") for r in every_row}
+    for source_id in sorted(set(recorded) - seen):
+        ev = recorded[source_id]
+        out.append({"run_id": ev.get("run_id"), "sequence": ev.get("sequence"),
+                    "source_id": source_id,
+                    "reason": "the ledger records this source but its row is missing"})
+    return out

@@ -35,7 +35,7 @@ def verify_memory(adapter: Any, memory_id: str) -> dict[str, Any]:
     Returns:
         ``{"ok", "events" (rows walked), "broken" (first break: {seq, position, reason}) |
         None, "breaks" (every break, at most ``MAX_BREAKS``), "sources_ok", "sources",
-        "sources_broken"}``.
+        "sources_broken" (first source-chain break), "sources_breaks" (every one)}``.
     """
     walked = 0
 

@@ -71,8 +71,8 @@ def verify(conn: Any, memory_id: str) -> dict[str, Any]:
     Never raises on damaged rows (unparsable event data, fields of the wrong type).
 
     Returns:
-        ``{"sources_ok": bool, "sources": n, "sources_broken": None | {run_id, sequence,
-        source_id, reason}}`` naming the first broken link.
+        ``{"sources_ok", "sources", "sources_broken", "sources_breaks"}``: the first broken
+        link and every one (``domain.sourcelog.check_sources``).
     """
     d = dialect_for(conn)
     recorded = recorded_entries(r["data"] for r in d.execute(

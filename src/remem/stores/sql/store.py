@@ -256,8 +256,8 @@ class SqlStore:
         return verify_chain(self.ledger_rows(memory_id))
 
     def verify_extras(self, memory_id: str) -> dict[str, Any]:
-        """Source chains: ``{"sources_ok", "sources", "sources_broken"}`` (first broken link;
-        never raises on damaged rows)."""
+        """Source chains: ``{"sources_ok", "sources", "sources_broken", "sources_breaks"}``
+        (first broken link, every one; never raises on damaged rows)."""
         from remem.stores.sql import sources
 
         with self._snapshot() as c:
