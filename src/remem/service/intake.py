@@ -22,8 +22,8 @@ from typing import Any
 
 from remem.domain.canonical import digest, sha256_hex
 from remem.domain.timefmt import to_iso
-from remem.service.ids import new_id
 from remem.errors import IdempotencyConflict
+from remem.service.ids import new_id
 
 PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
 

@@ -15,8 +15,8 @@ from datetime import timedelta
 from typing import Any
 
 from remem.domain.timefmt import to_iso
-from remem.service.ids import new_id
 from remem.errors import RememError
+from remem.service.ids import new_id
 
 #: handler(memory, job, run_id) -> stats dict; raise to fail the run.
 Handler = Callable[[Any, dict[str, Any], str], dict[str, Any]]

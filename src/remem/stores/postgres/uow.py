@@ -21,7 +21,6 @@ from remem.stores.postgres import erasure
 from remem.stores.sql.dialect import POSTGRES
 from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import SqlUnitOfWork
-from remem.stores.sql.uow import save_projection as _save
 
 _PROJECTION = (
     "SELECT 'i' AS t, to_jsonb(i) AS r FROM items i WHERE memory_id=%(m)s AND scope=%(s)s "
@@ -70,7 +69,3 @@ class PostgresUnitOfWork(SqlUnitOfWork):
                 p.tombstones.add((scope, key, r["claim_id"]))
         return p
 
-
-def save_projection(conn: psycopg.Connection, memory_id: str, p: Projection) -> None:
-    """Thin alias of the shared ``save_projection`` for PostgreSQL connections."""
-    _save(conn, POSTGRES, memory_id, p)

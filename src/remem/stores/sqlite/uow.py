@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from remem.domain.fold import Projection
 from remem.stores.sql.dialect import SQLITE
 from remem.stores.sql.uow import SqlUnitOfWork
-from remem.stores.sql.uow import save_projection as _save
 from remem.stores.sqlite import erasure
 
 
@@ -23,7 +21,3 @@ class SQLiteUnitOfWork(SqlUnitOfWork):
     def __init__(self, conn: sqlite3.Connection, memory_id: str) -> None:
         super().__init__(conn, memory_id, SQLITE)
 
-
-def save_projection(conn: sqlite3.Connection, memory_id: str, p: Projection) -> None:
-    """Thin alias of the shared ``save_projection`` for SQLite connections."""
-    _save(conn, SQLITE, memory_id, p)
