@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from remem.domain.canonical import ChainBreak
+    from remem.domain.ledger import ChainBreak
     from remem.domain.events import Event
     from remem.domain.fold import ItemRecord, Projection
 
@@ -65,10 +65,18 @@ class UnitOfWork(Protocol):
         """(seq, hash) of the last ledger event; (0, zero hash) when the ledger is empty."""
         ...
 
+    def insert_events(self, stored: Sequence[dict[str, Any]]) -> None:
+        """Inserts events chained by ``domain.ledger.chain`` (seq, prev_hash and hash set);
+        the store computes nothing. ``service.writer.append_events`` chains and calls it.
+
+        Raises:
+            HeadMoved: another writer already holds one of the seqs (retryable).
+        """
+        ...
+
     def append(self, events: Sequence[Event], *, actor: str, at: str,
                expected_seq: int) -> list[dict[str, Any]]:
-        """Appends text-free events after ``expected_seq``; returns them as stored (with seq,
-        prev_hash, hash).
+        """Thin alias of ``service.writer.append_events`` for callers not yet moved.
 
         Raises:
             HeadMoved: the head is no longer ``expected_seq`` (retryable: decide again).
@@ -88,11 +96,12 @@ class UnitOfWork(Protocol):
         """Stores an item revision's value and quote beside the ledger."""
         ...
 
-    def erase(self, item_ids: list[str], scopes: Sequence[str] | None) -> dict[str, Any]:
+    def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
+              at: str) -> dict[str, Any]:
         """Erases every surface holding the items' text, redacting sources of ``scopes``
         (None: every scope) that name or contain the items, and records the scrub owed in
-        the same transaction; returns counts per surface plus ``_source_ids`` (the sources
-        redacted)."""
+        the same transaction (``at``: the erasure time, ISO-8601 UTC); returns counts per
+        surface plus ``_source_ids`` (the sources redacted)."""
         ...
 
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
@@ -132,7 +141,9 @@ class JobStore(Protocol):
     (``uow.conn``)."""
 
     def enqueue_job(self, memory_id: str, kind: str, payload: dict[str, Any], *, run_at: str,
-                    now: str, conn: Any = None) -> str: ...
+                    now: str, conn: Any = None, job_id: str) -> str:
+        """Queues a job under the id the service minted; returns it."""
+        ...
 
     def claim_job(self, worker: str, now: str, lease_until: str, *,
                   memory_id: str | None = None,
@@ -145,8 +156,10 @@ class JobStore(Protocol):
 
     def reschedule_job(self, job_id: str, run_at: str, now: str) -> None: ...
 
-    def start_run(self, memory_id: str, job_id: str, kind: str, worker: str, now: str
-                  ) -> str: ...
+    def start_run(self, memory_id: str, job_id: str, kind: str, worker: str, now: str, *,
+                  run_id: str) -> str:
+        """Records a running run under the id the service minted; returns it."""
+        ...
 
     def finish_run(self, run_id: str, *, status: str, now: str, reason: str | None = None,
                    stats: dict[str, Any] | None = None) -> None: ...
@@ -178,8 +191,9 @@ class JobStore(Protocol):
 
     def items_from_source(self, memory_id: str, source_id: str) -> list[str]: ...
 
-    def redact_source(self, memory_id: str, source_id: str) -> dict[str, int]:
-        """Erases one source's text, salt, full-text row and vector (chain row kept)."""
+    def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
+        """Erases one source's text, salt, full-text row and vector (chain row kept); ``at``
+        is the erasure time (ISO-8601 UTC)."""
         ...
 
 
@@ -227,7 +241,7 @@ class Store(JobStore, TokenStore, Protocol):
         """[{memory_id, created_at, updated_at}] sorted by id."""
         ...
 
-    def delete_memory(self, memory_id: str) -> dict[str, int]:
+    def delete_memory(self, memory_id: str, at: str) -> dict[str, int]:
         """Purges every row of the memory; returns rows deleted per table."""
         ...
 
@@ -266,9 +280,11 @@ class Store(JobStore, TokenStore, Protocol):
     def status_counts(self, memory_id: str) -> dict[str, int]: ...
 
     # erasure and retention
-    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
+    def scrub_after_erasure(self, memory_id: str | None = None,
+                            now: str | None = None) -> dict[str, Any]:
         """After an erasure commits: make erased bytes leave the database files and finish
-        every owed scrub it can.
+        every owed scrub it can (``now``, ISO-8601 UTC, stamps the scrubs finished where the
+        backend records them).
 
         Returns:
             {"state": "completed" | "pending", "reason": str | None, "pending": int}: state
@@ -280,10 +296,6 @@ class Store(JobStore, TokenStore, Protocol):
         """Owed scrubs (erased bytes may still be in the files), of one memory or all."""
         ...
 
-    def owe_scrub(self, memory_id: str, kind: str) -> None:
-        """Records a scrub owed before an erasure that commits in its own transaction."""
-        ...
-
     def erasure_remaining(self, memory_id: str, item_ids: list[str],
                           source_ids: list[str]) -> dict[str, int]:
         """Per surface, what still holds erased content (all zero when complete)."""
@@ -293,14 +305,21 @@ class Store(JobStore, TokenStore, Protocol):
                       created_before: str | None) -> list[ItemRecord]: ...
 
     # integrity
-    def verify_ledger(self, memory_id: str) -> ChainBreak | None: ...
+    def ledger_rows(self, memory_id: str) -> Iterator[dict[str, Any]]:
+        """Ledger rows as stored (``data`` unparsed JSON text) in seq order, for ``verify``."""
+        ...
+
+    def verify_ledger(self, memory_id: str) -> ChainBreak | None:
+        """The first broken link (``domain.ledger.verify_chain``); never raises on damage."""
+        ...
 
     def rebuild(self, memory_id: str) -> int:
         """Drops and refolds the memory's read model; returns events folded."""
         ...
 
     def verify_extras(self, memory_id: str) -> dict[str, Any]:
-        """Source chains: ``{"sources_ok", "sources", "sources_broken"}``."""
+        """Source chains: ``{"sources_ok", "sources", "sources_broken", "sources_breaks"}``
+        (the first broken link and every one); never raises on damaged rows."""
         ...
 
     def close(self) -> None: ...

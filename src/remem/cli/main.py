@@ -324,12 +324,10 @@ def conflicts(scope: Annotated[str | None, typer.Option()] = None) -> None:
 
 @app.command()
 def verify() -> None:
-    """Walk every hash chain; report the first broken link."""
+    """Walk every hash chain; report each broken link with its position (exit 2 if any)."""
     def body():
         rep = open_store().verify()
-        lines = [f"{mid}: {'ok' if r['ok'] else 'BROKEN'} ({r['events']} events)"
-                 + (f" first break at seq {r['broken']['seq']}: {r['broken']['reason']}"
-                    if r["broken"] else "") for mid, r in rep["memories"].items()]
+        lines = [_verify_lines(mid, r) for mid, r in rep["memories"].items()]
         if rep.get("pending_erasures"):
             lines.append(f"pending erasures: {rep['pending_erasures']} (erased text may still "
                          "be in the files; `remem worker` or the next open finishes them)")
@@ -337,6 +335,19 @@ def verify() -> None:
         if not rep["ok"]:
             raise typer.Exit(2)
     run(body)
+
+
+def _verify_lines(memory_id: str, r: dict[str, Any]) -> str:
+    """One memory's verify result as text: a status line, then one line per broken link."""
+    lines = [f"{memory_id}: {'ok' if r['ok'] else 'BROKEN'} ({r['events']} events)"
+             + (f" first break at seq {r['broken']['seq']}: {r['broken']['reason']}"
+                if r["broken"] else "")]
+    for b in r.get("breaks") or []:
+        lines.append(f"  ledger position {b['position']} (seq {b['seq']}): {b['reason']}")
+    for sb in r.get("sources_breaks") or []:
+        lines.append(f"  source chain {sb['run_id']} sequence {sb['sequence']} "
+                     f"({sb['source_id']}): {sb['reason']}")
+    return "\n".join(lines)
 
 
 @app.command()

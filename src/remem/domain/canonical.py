@@ -6,7 +6,8 @@
 - ``claim_id``: HMAC-SHA256 with the memory's secret over canonical_json([memory_id, scope,
   key, normalized value]); memories created before keyed ids (no secret) keep the legacy
   plain sha256 (see ``claim_id``).
-- ``event_hash``: sha256(prev_hash || canonical_json(event)) with the zero hash first.
+- ``ZERO_HASH``: the first link of every chain (ledger: ``domain.ledger``; sources:
+  ``domain.sourcelog``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import hashlib
 import hmac
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
@@ -86,39 +85,10 @@ def salted_digest(salt: bytes, value: Any) -> str:
     return sha256_hex(salt + canonical_json(value))
 
 
-def event_body(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The hashed part of a ledger event: memory, seq, type, data, actor, at."""
-    return {k: event[k] for k in ("memory", "seq", "type", "data", "actor", "at")}
+def __getattr__(name: str) -> Any:
+    """Thin aliases: the ledger chain moved to :mod:`remem.domain.ledger`."""
+    if name in ("event_body", "event_hash", "ChainBreak", "verify_chain"):
+        from remem.domain import ledger
 
-
-def event_hash(prev_hash: str, event: Mapping[str, Any]) -> str:
-    """``sha256(bytes.fromhex(prev_hash) || canonical_json(event_body(event)))`` as hex."""
-    return sha256_hex(bytes.fromhex(prev_hash) + canonical_json(event_body(event)))
-
-
-@dataclass(frozen=True)
-class ChainBreak:
-    """The first broken link of a chain: where, and what was expected."""
-
-    seq: int
-    reason: str
-
-
-def verify_chain(events: Iterable[Mapping[str, Any]]) -> ChainBreak | None:
-    """Walks events in seq order; returns the first broken link or None.
-
-    Each event mapping has memory, seq, type, data, actor, at, prev_hash, hash. Seqs must be
-    1, 2, 3, ...; the first prev_hash is the zero hash.
-    """
-    prev = ZERO_HASH
-    expected_seq = 1
-    for ev in events:
-        if ev["seq"] != expected_seq:
-            return ChainBreak(ev["seq"], f"expected seq {expected_seq}, found {ev['seq']}")
-        if ev["prev_hash"] != prev:
-            return ChainBreak(ev["seq"], "prev_hash does not match the previous event's hash")
-        if event_hash(prev, ev) != ev["hash"]:
-            return ChainBreak(ev["seq"], "hash does not match the event's content")
-        prev = ev["hash"]
-        expected_seq += 1
-    return None
+        return getattr(ledger, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ chain still verifies (the digest stays) and the digest cannot be brute-forced wi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -66,26 +67,46 @@ class SourceBreak:
 
 def verify_run(rows: Iterable[Mapping[str, Any]]) -> SourceBreak | None:
     """Walks one run's entries in sequence order; returns the first broken link or None.
+    Never raises: a field of the wrong type or an unreadable hash is a broken link too.
 
     Each row has the body fields plus ``prev_hash``, ``entry_hash`` and, unless erased,
     ``salt`` and ``text`` (whose salted digest must equal ``digest``).
     """
     prev, expected = ZERO_HASH, 1
     for r in rows:
-        where = (r["run_id"], r["sequence"], r["source_id"])
-        if r["sequence"] != expected:
-            return SourceBreak(*where, f"expected sequence {expected}, found {r['sequence']}")
-        if r["prev_hash"] != prev:
-            return SourceBreak(*where, "prev_hash does not match the previous entry's hash")
-        if entry_hash(prev, r) != r["entry_hash"]:
-            return SourceBreak(*where, "entry_hash does not match the entry's content")
-        if r.get("text") is not None and r.get("salt") is not None:
-            if text_digest(bytes(r["salt"]), r["text"]) != r["digest"]:
-                return SourceBreak(*where, "text does not match the committed digest")
-        elif r.get("text") is not None:
-            return SourceBreak(*where, "text is present but its salt was removed")
+        where = (r.get("run_id"), r.get("sequence"), r.get("source_id"))
+        try:
+            reason = _check_entry(r, prev, expected)
+        except Exception as exc:  # noqa: BLE001 - verify reports damage, it never crashes
+            reason = f"entry cannot be hashed ({type(exc).__name__})"
+        if reason is not None:
+            return SourceBreak(*where, reason)  # type: ignore[arg-type]
         prev = r["entry_hash"]
         expected += 1
+    return None
+
+
+def _check_entry(r: Mapping[str, Any], prev: str, expected: int) -> str | None:
+    seq = r.get("sequence")
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        return f"sequence {seq!r} is not an integer"
+    if seq != expected:
+        return f"expected sequence {expected}, found {seq}"
+    for name in ("prev_hash", "entry_hash", "digest"):
+        if not isinstance(r.get(name), str):
+            return f"field {name!r} is missing or not text"
+    if r["prev_hash"] != prev:
+        return "prev_hash does not match the previous entry's hash"
+    if entry_hash(prev, r) != r["entry_hash"]:
+        return "entry_hash does not match the entry's content"
+    text, salt = r.get("text"), r.get("salt")
+    if text is not None and salt is not None:
+        if not isinstance(text, str) or not isinstance(salt, (bytes, bytearray, memoryview)):
+            return "text or salt has the wrong type"
+        if text_digest(bytes(salt), text) != r["digest"]:
+            return "text does not match the committed digest"
+    elif text is not None:
+        return "text is present but its salt was removed"
     return None
 
 
@@ -107,41 +128,64 @@ def check_source_fields(*, kind: str, run_id: str, source_id: str | None = None)
                            field="run_id")
 
 
-def check_sources(rows: list[dict[str, Any]], recorded: Mapping[str, Mapping[str, Any]]
-                  ) -> dict[str, Any]:
+def recorded_entries(ledger_data: Iterable[Any]) -> dict[str, Mapping[str, Any]]:
+    """``source.recorded`` event data by source id, from the ledger's stored data (JSON text
+    or dicts). Data that does not parse is skipped: ``domain.ledger.verify_chain`` reports it,
+    and the source it named then shows as unmatched."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for data in ledger_data:
+        try:
+            d = json.loads(data) if isinstance(data, (str, bytes, bytearray)) else data
+            if isinstance(d, Mapping) and isinstance(d.get("source_id"), str):
+                out[d["source_id"]] = d
+        except ValueError:
+            continue
+    return out
+
+
+def check_sources(rows: list[Mapping[str, Any]], recorded: Mapping[str, Mapping[str, Any]],
+                  *, limit: int = 100) -> dict[str, Any]:
     """Walks every run's chain (rows ordered by run, sequence) and cross-checks each row
-    against the ledger's ``source.recorded`` event (``recorded``: source id -> event data).
+    against the ledger's ``source.recorded`` event (``recorded``: source id -> event data,
+    see ``recorded_entries``). Never raises.
 
     Returns:
         ``{"sources_ok": bool, "sources": n, "sources_broken": None | {run_id, sequence,
-        source_id, reason}}`` naming the first broken link.
+        source_id, reason}, "sources_breaks": [...]}``: the first broken link, and every one
+        (each run's first break, then rows of intact runs that do not match the ledger, then
+        ledger events without a row; at most ``limit``).
     """
-    runs: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
-        assert r is not None
-        runs.setdefault(r["run_id"], []).append(r)
-    broken: dict[str, Any] | None = None
+        runs.setdefault(str(r.get("run_id")), []).append(r)
+    breaks: list[dict[str, Any]] = []
     for run_id in sorted(runs):
         brk = verify_run(runs[run_id])
         if brk is not None:
-            broken = {"run_id": brk.run_id, "sequence": brk.sequence,
-                      "source_id": brk.source_id, "reason": brk.reason}
-            break
-    if broken is None:
-        seen = set()
-        for r in rows:
-            assert r is not None
-            seen.add(r["source_id"])
-            ev = recorded.get(r["source_id"])
-            if ev is None or ev["entry_hash"] != r["entry_hash"] or ev["sequence"] != r["sequence"]:
-                broken = {"run_id": r["run_id"], "sequence": r["sequence"],
-                          "source_id": r["source_id"],
-                          "reason": "entry does not match its source.recorded ledger event"}
-                break
-        missing = sorted(set(recorded) - seen)
-        if broken is None and missing:
-            ev = recorded[missing[0]]
-            broken = {"run_id": ev["run_id"], "sequence": ev["sequence"],
-                      "source_id": missing[0],
-                      "reason": "the ledger records this source but its row is missing"}
-    return {"sources_ok": broken is None, "sources": len(rows), "sources_broken": broken}
+            breaks.append({"run_id": brk.run_id, "sequence": brk.sequence,
+                           "source_id": brk.source_id, "reason": brk.reason})
+    broken_runs = {str(b["run_id"]) for b in breaks}
+    breaks += _unmatched([r for r in rows if str(r.get("run_id")) not in broken_runs], rows,
+                         recorded)
+    return {"sources_ok": not breaks, "sources": len(rows),
+            "sources_broken": breaks[0] if breaks else None, "sources_breaks": breaks[:limit]}
+
+
+def _unmatched(rows: list[Mapping[str, Any]], every_row: list[Mapping[str, Any]],
+               recorded: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows without their ledger event, then ledger events without a row."""
+    out = []
+    for r in rows:
+        ev = recorded.get(r.get("source_id"))  # type: ignore[arg-type]
+        if ev is None or ev.get("entry_hash") != r.get("entry_hash") \
+                or ev.get("sequence") != r.get("sequence"):
+            out.append({"run_id": r.get("run_id"), "sequence": r.get("sequence"),
+                        "source_id": r.get("source_id"),
+                        "reason": "entry does not match its source.recorded ledger event"})
+    seen = {r.get("source_id") for r in every_row}
+    for source_id in sorted(set(recorded) - seen):
+        ev = recorded[source_id]
+        out.append({"run_id": ev.get("run_id"), "sequence": ev.get("sequence"),
+                    "source_id": source_id,
+                    "reason": "the ledger records this source but its row is missing"})
+    return out

@@ -32,6 +32,7 @@ from remem.domain.textindex import item_text
 from remem.domain.timefmt import to_iso
 from remem.errors import ConfigInvalid, EmbeddingMismatch, UnsupportedCapability
 from remem.providers.registry import memory_embedder
+from remem.service.writer import append_events
 
 Progress = Callable[[int, int], None]
 _PENDING_MAX = 4096
@@ -218,9 +219,10 @@ class EmbeddingService:
                 w.switch_model(model, dims)
             if switched:
                 head, _ = uow.head()
-                uow.append([Event(EventType.MEMORY_CONFIGURED,
-                                  {"embedding_model": model, "dimensions": dims})],
-                           actor=actor, at=to_iso(self.ctx.clock.now()), expected_seq=head)
+                append_events(uow, [Event(EventType.MEMORY_CONFIGURED,
+                                          {"embedding_model": model, "dimensions": dims})],
+                              actor=actor, at=to_iso(self.ctx.clock.now()),
+                              expected_seq=head)
         return {"model": model, "dimensions": dims, "previous_model": before[0],
                 "previous_dimensions": before[1], "documents": len(docs),
                 "embedded": len(rows), "skipped": len(docs) - len(rows), "switched": switched}

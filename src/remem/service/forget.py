@@ -176,7 +176,8 @@ class Forgetter:
             return ops.forget(state, targets, reason=reason)
 
         def after(uow, proj, op):
-            counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover))
+            counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover,
+                                    to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
 
         try:
@@ -187,7 +188,8 @@ class Forgetter:
                 surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES},
                 scopes=cover).to_dict()
             raise
-        scrubbed = self.store.scrub_after_erasure(self.memory.id)
+        scrubbed = self.store.scrub_after_erasure(self.memory.id,
+                                                  to_iso(self.memory.clock.now()))
         left = self.store.erasure_remaining(self.memory.id, list(op.item_ids), erased_sources)
         surfaces = {}
         for s in SURFACES:
@@ -225,9 +227,10 @@ class Forgetter:
         row = self.store.source(self.memory.id, source_id)
         if row is None or (cover != "all" and row["scope"] not in cover):
             raise hidden("Source", source_id, "source_id")
-        self.store.owe_scrub(self.memory.id, "forget_source")  # before: survives a crash
-        counts = self.store.redact_source(self.memory.id, source_id)
-        scrubbed = self.store.scrub_after_erasure(self.memory.id)
+        now = to_iso(self.memory.clock.now())
+        # the redaction records the scrub it owes in its own transaction (survives a crash)
+        counts = self.store.redact_source(self.memory.id, source_id, now)
+        scrubbed = self.store.scrub_after_erasure(self.memory.id, now)
         left = self.store.erasure_remaining(self.memory.id, [], [source_id])
         why = scrubbed["reason"] if scrubbed["state"] != "completed" else None
         if any(left.values()) and why is None:

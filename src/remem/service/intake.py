@@ -23,6 +23,7 @@ from typing import Any
 from remem.domain.canonical import digest, sha256_hex
 from remem.domain.timefmt import to_iso
 from remem.errors import IdempotencyConflict
+from remem.service.ids import new_id
 
 PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
 
@@ -130,7 +131,8 @@ class Intake:
                 self.store.enqueue_job(self.ctx.id, "derive",
                                        {"receipt_id": row["receipt_id"],
                                         "source_id": src.source_id},
-                                       run_at=now, now=now, conn=uow.conn)
+                                       run_at=now, now=now, conn=uow.conn,
+                                       job_id=new_id("job"))
         if not derive or src.redacted:
             self.complete(row["receipt_id"], src.source_id,
                           "skipped" if src.redacted else "evidence_only")

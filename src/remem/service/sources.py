@@ -33,6 +33,7 @@ from remem.domain.textindex import content_hash
 from remem.domain.timefmt import to_iso
 from remem.errors import IdempotencyConflict, InvalidInput
 from remem.service.recall_results import SourceReceipt
+from remem.service.writer import append_events
 
 DEFAULT_RUN = "default"
 
@@ -149,7 +150,7 @@ class SourceService:
             w.index_text(doc, "source", scope, text)
             self.embedding.store_vectors(w, [(doc, "source", scope, content_hash(text), vec)])
             head, _ = uow.head()
-            stored = uow.append([Event(EventType.SOURCE_RECORDED, {
+            stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
                 "source_id": sid, "run_id": run_id, "scope": scope,
                 "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
                 actor=actor or role, at=now, expected_seq=head)

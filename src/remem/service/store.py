@@ -131,22 +131,15 @@ class RememStore:
         """Purges the memory: its ledger and every row; returns rows deleted per table."""
         with self._contexts_lock:
             self._contexts.pop(memory_id, None)
-        return self.adapter.delete_memory(memory_id)
+        return self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
 
     def verify(self) -> dict[str, Any]:
-        """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken"}}}."""
-        report: dict[str, Any] = {"ok": True, "memories": {}}
-        for m in self.adapter.list_memories():
-            mid = m["memory_id"]
-            brk = self.adapter.verify_ledger(mid)
-            entry = {"ok": brk is None, "events": self.adapter.head_seq(mid),
-                     "broken": None if brk is None else {"seq": brk.seq, "reason": brk.reason}}
-            extra = getattr(self.adapter, "verify_extras", None)
-            if extra is not None:
-                entry.update(extra(mid))
-                entry["ok"] = entry["ok"] and entry.get("sources_ok", True)
-            report["memories"][mid] = entry
-            report["ok"] = report["ok"] and entry["ok"]
+        """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken",
+        "breaks", "sources_ok", ...}}, "pending_erasures"} (``service.verify``); never raises
+        on damage."""
+        from remem.service.verify import verify_store
+
+        report = verify_store(self.adapter)
         report["pending_erasures"] = self.adapter.pending_erasures(None)
         return report
 
@@ -168,7 +161,7 @@ class RememStore:
             {"state": "completed" | "pending", "reason": str | None, "pending": int}:
             completed once no scrub is owed any more.
         """
-        return self.adapter.scrub_after_erasure()
+        return self.adapter.scrub_after_erasure(None, to_iso(self.clock.now()))
 
     def close(self) -> None:
         self.adapter.close()

@@ -17,6 +17,7 @@ from remem.domain.canonical import claim_id, digest, salted_digest
 from remem.domain.decision import Decision, Judgement, decide
 from remem.domain.events import Event, EventType
 from remem.domain.fold import Projection, key_state
+from remem.domain.ledger import chain
 from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnChange, Outcome
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
@@ -136,8 +137,8 @@ class Writer:
                 payload: dict[str, Any]) -> WriteResult:
         new_payloads = []
         if decision.events:
-            stored = uow.append(decision.events, actor=req.actor, at=to_iso(now),
-                                expected_seq=head)
+            stored = append_events(uow, decision.events, actor=req.actor, at=to_iso(now),
+                                   expected_seq=head)
             proj.apply_all(stored)
             if decision.new_item:
                 added = next(e for e in decision.events if e.type is EventType.ITEM_ADDED)
@@ -165,8 +166,8 @@ class Writer:
                     proj = uow.projection_for(scope, key)
                     op = build(key_state(proj, scope, key), proj)
                     if op.events:
-                        stored = uow.append(op.events, actor=actor,
-                                            at=to_iso(self.clock.now()), expected_seq=head)
+                        stored = append_events(uow, op.events, actor=actor,
+                                               at=to_iso(self.clock.now()), expected_seq=head)
                         proj.apply_all(stored)
                         if after is not None:  # before save: erasure reads rows save removes
                             after(uow, proj, op)
@@ -183,7 +184,23 @@ class Writer:
         """Appends events that change no key (e.g. memory.configured)."""
         with self.store.unit_of_work(self.memory_id) as uow:
             head, _ = uow.head()
-            uow.append(events, actor=actor, at=to_iso(self.clock.now()), expected_seq=head)
+            append_events(uow, events, actor=actor, at=to_iso(self.clock.now()),
+                          expected_seq=head)
+
+
+def append_events(uow: Any, events: list[Event], *, actor: str, at: str,
+                  expected_seq: int) -> list[dict[str, Any]]:
+    """Chains ``events`` after the unit of work's head (``domain.ledger.chain``) and has the
+    store insert them; returns the stored events (seq, prev_hash, hash).
+
+    Raises:
+        HeadMoved: the head is no longer ``expected_seq``, or another writer took the seq
+            (retryable: decide again).
+    """
+    stored = chain(events, uow.head(), memory_id=uow.memory_id, actor=actor, at=at,
+                   expected_seq=expected_seq)
+    uow.insert_events(stored)
+    return stored
 
 
 def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str) -> WriteResult:

@@ -16,6 +16,7 @@ from typing import Any
 from remem.domain.events import Event, EventType
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
+from remem.service.ids import new_id
 
 DEFAULT_INTERVAL_HOURS = 24.0
 
@@ -79,4 +80,4 @@ def schedule_consolidation(memory: Any, *, now_: bool = False) -> str:
             memory.store.reschedule_job(existing["job_id"], run_at, to_iso(now))
         return existing["job_id"]
     return memory.store.enqueue_job(memory.id, "consolidate", {}, run_at=run_at,
-                                    now=to_iso(now))
+                                    now=to_iso(now), job_id=new_id("job"))

@@ -16,6 +16,7 @@ from typing import Any
 
 from remem.domain.timefmt import to_iso
 from remem.errors import RememError
+from remem.service.ids import new_id
 
 #: handler(memory, job, run_id) -> stats dict; raise to fail the run.
 Handler = Callable[[Any, dict[str, Any], str], dict[str, Any]]
@@ -55,7 +56,8 @@ class Worker:
         if job is None:
             return None
         run_id = self.adapter.start_run(job["memory_id"], job["job_id"], job["kind"],
-                                        self.worker_id, to_iso(now))
+                                        self.worker_id, to_iso(now),
+                                        run_id=new_id("run"))
         try:
             memory = self.store.memory(job["memory_id"])
             stats = self.handlers[job["kind"]](memory, job, run_id)

@@ -14,7 +14,6 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +25,7 @@ from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from remem.errors import HeadMoved, InvalidInput, StoreUnavailable
+from remem.stores.sql.migrate import migration_files
 
 MIGRATIONS_PACKAGE = "remem.stores.postgres.migrations"
 #: Advisory lock key serialising migrations across processes (hashtext('remem.migrations')).
@@ -66,15 +66,6 @@ def translated(url: str) -> Iterator[None]:
                                f"{str(exc).strip()}", db=redacted(url)) from exc
 
 
-def _migrations() -> list[tuple[int, str, str]]:
-    out = []
-    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:3].isdigit():
-            out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
-    return sorted(out)
-
-
 def migrate(conn: psycopg.Connection) -> list[int]:
     """Applies every migration newer than those recorded in ``schema_migrations`` (same
     table and semantics as SQLite), in one transaction under an advisory lock so concurrent
@@ -92,7 +83,7 @@ def migrate(conn: psycopg.Connection) -> list[int]:
         cur = conn.cursor(row_factory=tuple_row)
         done = {r[0] for r in cur.execute("SELECT version FROM schema_migrations")}
         applied = []
-        for version, name, text in _migrations():
+        for version, name, text in migration_files(MIGRATIONS_PACKAGE):
             if version in done:
                 continue
             conn.execute(text.encode())  # no parameters: several statements in one call

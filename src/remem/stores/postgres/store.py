@@ -1,8 +1,8 @@
 """PostgresStore: the server backend (many API processes and workers, one database).
 
-Same methods, signatures and semantics as ``SQLiteStore`` (the service layer cannot tell them
-apart): memory admin, the write unit of work, read queries, erasure, ``verify`` and
-``rebuild``. Differences are confined to how the guarantees are met:
+Memory admin, reads, rebuild, jobs, receipts and tokens are the shared SQL of
+:mod:`remem.stores.sql` (the service layer cannot tell the backends apart). Differences are
+confined to how the guarantees are met:
 
 - writers of one memory are serialised by ``SELECT ... FOR UPDATE`` on its ``memories`` row
   (not a database-wide lock), the ledger key (memory_id, seq) is the backstop;
@@ -13,8 +13,7 @@ apart): memory admin, the write unit of work, read queries, erasure, ``verify`` 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
@@ -22,10 +21,7 @@ from typing import Any
 from psycopg import sql
 from psycopg.rows import tuple_row
 
-from remem.domain.canonical import ChainBreak, verify_chain
-from remem.domain.events import upcast
-from remem.domain.fold import ItemRecord, Projection
-from remem.errors import AlreadyExists, NotFound
+from remem.errors import NotFound
 from remem.stores.postgres import erasure
 from remem.stores.postgres.connection import (
     Database,
@@ -33,15 +29,14 @@ from remem.stores.postgres.connection import (
     partition_name,
     partitioned_tables,
 )
-from remem.stores.postgres.jobs import PostgresJobs
 from remem.stores.postgres.search import PostgresSearchIndex
-from remem.stores.postgres.tokens import PostgresTokens
-from remem.stores.postgres.uow import PostgresUnitOfWork, save_projection
-from remem.stores.sqlite.rows import row_to_item
+from remem.stores.postgres.uow import PostgresUnitOfWork
+from remem.stores.sql.dialect import POSTGRES
+from remem.stores.sql.jobs import SqlJobs
+from remem.stores.sql.store import EVENT_PAGE, READ_MODEL_TABLES, not_found
+from remem.stores.sql.tokens import SqlTokens
 
-#: The read-model tables ``rebuild`` drops and refolds (as SQLite).
-READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
-_EVENT_PAGE = 2000
+__all__ = ["READ_MODEL_TABLES", "PostgresStore"]
 #: Locks the memory's row (serialising its writers) and reads what a unit of work keeps for
 #: its transaction. The ledger head is read by a separate statement *after* the lock: in READ
 #: COMMITTED a lock that waited re-reads the locked row only, so a head joined into this
@@ -51,7 +46,7 @@ _LOCK_MEMORY = ("SELECT mno, embedding_model, dimensions, vector_seq FROM memori
 _HEAD = "SELECT seq, hash FROM ledger WHERE memory_id=%s ORDER BY seq DESC LIMIT 1"
 
 
-class PostgresStore(PostgresJobs, PostgresTokens):
+class PostgresStore(SqlJobs, SqlTokens):
     """A PostgreSQL database holding any number of memories.
 
     Args:
@@ -66,6 +61,8 @@ class PostgresStore(PostgresJobs, PostgresTokens):
     """
 
     backend = "postgres"
+    dialect = POSTGRES
+    erasure = erasure
 
     def __init__(self, url: str, *, max_connections: int = 8, connect_timeout_s: float = 10.0,
                  scrub_wait_s: float = 10.0) -> None:
@@ -77,56 +74,29 @@ class PostgresStore(PostgresJobs, PostgresTokens):
     def close(self) -> None:
         self.db.close()
 
-    def _mno(self, conn: Any, memory_id: str, *, lock: bool = False) -> int:
-        row = conn.execute("SELECT mno FROM memories WHERE memory_id=%s"
-                           + (" FOR UPDATE" if lock else ""), (memory_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"No memory {memory_id!r}; create it with `remem memory create "
-                           f"{memory_id}`.", memory=memory_id)
-        return row["mno"]
+    def _write(self) -> Any:
+        return self.db.transaction()
+
+    def _read(self) -> Any:
+        return self.db.connection()
+
+    def _snapshot(self) -> Any:
+        return self.db.snapshot()
+
+    def _memory_created(self, conn: Any, memory_id: str, row: dict[str, Any]) -> None:
+        ensure_partitions(conn, memory_id, row["mno"])
+
+    def _ledger_rows(self, conn: Any, memory_id: str) -> Iterable[Any]:
+        """Streams the ledger with a server-side cursor (needs a transaction)."""
+        with conn.cursor(name="remem_ledger") as cur:
+            cur.itersize = EVENT_PAGE
+            cur.execute("SELECT * FROM ledger WHERE memory_id=%s ORDER BY seq", (memory_id,))
+            yield from cur
 
     # --- memory admin ----------------------------------------------------------------------
-    def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
-                      claim_secret: bytes | None) -> None:
-        """Creates the memory row, its partitions and, unless None, its claim-id secret."""
-        with self.db.transaction() as c:
-            row = c.execute("INSERT INTO memories(memory_id, config, created_at, updated_at) "
-                            "VALUES (%s,%s,%s,%s) ON CONFLICT (memory_id) DO NOTHING "
-                            "RETURNING mno", (memory_id, json.dumps(config), at, at)).fetchone()
-            if row is None:
-                raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
-            ensure_partitions(c, memory_id, row["mno"])
-            if claim_secret is not None:
-                c.execute("INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (%s,%s)",
-                          (memory_id, claim_secret))
-
-    def claim_secret(self, memory_id: str) -> bytes | None:
-        """The memory's claim-id secret; None for a memory created before keyed claim ids."""
-        row = self.db.fetchone("SELECT claim_secret FROM memory_secrets WHERE memory_id=%s",
-                               (memory_id,))
-        return bytes(row["claim_secret"]) if row else None
-
-    def memory_config(self, memory_id: str) -> dict[str, Any]:
-        row = self.db.fetchone("SELECT config FROM memories WHERE memory_id=%s", (memory_id,))
-        if row is None:
-            raise NotFound(f"No memory {memory_id!r}; create it with `remem memory create "
-                           f"{memory_id}`.", memory=memory_id)
-        return row["config"]
-
-    def update_memory_config(self, memory_id: str, config: dict[str, Any], at: str) -> None:
-        with self.db.transaction() as c:
-            cur = c.execute("UPDATE memories SET config=%s, updated_at=%s WHERE memory_id=%s",
-                            (json.dumps(config), at, memory_id))
-            if cur.rowcount == 0:
-                raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
-
-    def list_memories(self) -> list[dict[str, Any]]:
-        return self.db.fetchall("SELECT memory_id, created_at, updated_at FROM memories "
-                                "ORDER BY memory_id COLLATE \"C\"")
-
     def memory_tables(self) -> tuple[str, ...]:
         """Every table holding rows of a memory (purged by ``delete_memory``)."""
-        rows = self.db.fetchall(
+        rows = self._all(
             "SELECT c.table_name FROM information_schema.columns c JOIN pg_class p ON "
             "p.relname = c.table_name AND p.relnamespace = current_schema()::regnamespace "
             "WHERE c.table_schema = current_schema() AND c.column_name = 'memory_id' AND "
@@ -134,24 +104,27 @@ class PostgresStore(PostgresJobs, PostgresTokens):
             "ORDER BY c.table_name")
         return tuple(r["table_name"] for r in rows)
 
-    def delete_memory(self, memory_id: str) -> dict[str, int]:
+    def delete_memory(self, memory_id: str, at: str) -> dict[str, int]:
         """Purges the memory's ledger and every row of every table; returns rows per table.
         The memory's partitions are dropped after commit (their files are removed)."""
         tables = self.memory_tables()
         counts: dict[str, int] = {}
         with self.db.transaction() as c:
-            mno = self._mno(c, memory_id, lock=True)
+            row = c.execute("SELECT mno FROM memories WHERE memory_id=%s FOR UPDATE",
+                            (memory_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
             for table in tables:
                 counts[table] = c.execute(sql.SQL("DELETE FROM {} WHERE memory_id=%s").format(
                     sql.Identifier(table)), (memory_id,)).rowcount
             c.execute("DELETE FROM memories WHERE memory_id=%s", (memory_id,))
             if counts.get("memory_secrets"):  # its dead tuple is rewritten away by a scrub
-                erasure.record_scrub(c, memory_id, ["memory_secrets"], _now_iso())
+                erasure.record_scrub(c, memory_id, ["memory_secrets"], at)
         with self.db.connection() as c:  # one lock at a time: no deadlock with writers
             for parent in partitioned_tables(c):
                 c.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(
-                    sql.Identifier(partition_name(parent, mno))))
-        self.scrub_after_erasure(memory_id)  # the secret's dead tuple
+                    sql.Identifier(partition_name(parent, row["mno"]))))
+        self.scrub_after_erasure(memory_id, at)  # the secret's dead tuple
         return counts
 
     # --- writes ------------------------------------------------------------------------------
@@ -162,96 +135,18 @@ class PostgresStore(PostgresJobs, PostgresTokens):
         with self.db.transaction() as c:
             row = c.execute(_LOCK_MEMORY, (memory_id,)).fetchone()
             if row is None:
-                raise NotFound(f"No memory {memory_id!r}; create it with `remem memory create "
-                               f"{memory_id}`.", memory=memory_id)
+                raise not_found(memory_id)
             head = c.execute(_HEAD, (memory_id,)).fetchone() or {"seq": 0, "hash": None}
             yield PostgresUnitOfWork(c, memory_id, {**row, **head})
 
-    # --- reads ---------------------------------------------------------------------------
-    def item(self, memory_id: str, item_id: str) -> ItemRecord | None:
-        row = self.db.fetchone("SELECT * FROM items WHERE memory_id=%s AND item_id=%s",
-                               (memory_id, item_id))
-        return row_to_item(row) if row else None
-
-    def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
-              kind: str | None = None, statuses: list[str] | None = None,
-              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
-        """Items ordered by item_id (bytewise, like SQLite), filtered; ``after`` is the last
-        id of the previous page."""
-        q = ["SELECT * FROM items WHERE memory_id=%s"]
-        args: list[Any] = [memory_id]
-        for col, val in (("scope", scope), ("key", key), ("kind", kind)):
-            if val is not None:
-                q.append(f"AND {col}=%s")
-                args.append(val)
-        if statuses:
-            q.append("AND status = ANY(%s)")
-            args.append(list(statuses))
-        if after:
-            q.append("AND item_id > %s COLLATE \"C\"")
-            args.append(after)
-        q.append("ORDER BY item_id COLLATE \"C\" LIMIT %s")
-        args.append(limit)
-        return [row_to_item(r) for r in self.db.fetchall(" ".join(q), args)]
-
-    def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]:
-        rows = self.db.fetchall("SELECT * FROM items WHERE memory_id=%s AND scope=%s AND key=%s"
-                                " ORDER BY revision, created_seq", (memory_id, scope, key))
-        return [row_to_item(r) for r in rows]
-
-    def key_meta(self, memory_id: str, scope: str, key: str) -> dict[str, Any]:
-        row = self.db.fetchone(
-            "SELECT (SELECT revision FROM key_revisions WHERE memory_id=%(m)s AND scope=%(s)s "
-            "AND key=%(k)s) AS revision, k.cardinality, k.on_change, (SELECT count(*) FROM "
-            "tombstones WHERE memory_id=%(m)s AND scope=%(s)s AND key=%(k)s) AS tombstones "
-            "FROM (SELECT 1) one LEFT JOIN keys k ON k.memory_id=%(m)s AND k.key=%(k)s",
-            {"m": memory_id, "s": scope, "k": key})
-        return {"revision": row["revision"] or 0, "cardinality": row["cardinality"],
-                "on_change": row["on_change"], "tombstones": row["tombstones"]}
-
-    def payloads(self, memory_id: str, payload_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None}}."""
-        if not payload_ids:
-            return {}
-        rows = self.db.fetchall("SELECT payload_id, value, quote FROM payloads WHERE "
-                                "memory_id=%s AND payload_id = ANY(%s)",
-                                (memory_id, list(payload_ids)))
-        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"]}
-                for r in rows}
-
-    def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:
-        return self.db.fetchall("SELECT seq, source_id, source_role, seen_at FROM provenance "
-                                "WHERE memory_id=%s AND item_id=%s ORDER BY seq",
-                                (memory_id, item_id))
-
-    def events(self, memory_id: str, *, after_seq: int = 0) -> Iterator[dict[str, Any]]:
-        """Ledger events in seq order as dicts (memory, seq, type, data, actor, at, hashes),
-        read in pages (no connection is held between pages)."""
-        last = after_seq
-        while True:
-            rows = self.db.fetchall("SELECT * FROM ledger WHERE memory_id=%s AND seq>%s "
-                                    "ORDER BY seq LIMIT %s", (memory_id, last, _EVENT_PAGE))
-            yield from (_event(memory_id, r) for r in rows)
-            if len(rows) < _EVENT_PAGE:
-                return
-            last = rows[-1]["seq"]
-
-    def head_seq(self, memory_id: str) -> int:
-        row = self.db.fetchone("SELECT max(seq) AS seq FROM ledger WHERE memory_id=%s",
-                               (memory_id,))
-        return row["seq"] or 0
-
-    def status_counts(self, memory_id: str) -> dict[str, int]:
-        rows = self.db.fetchall("SELECT status, count(*) AS n FROM items WHERE memory_id=%s "
-                                "GROUP BY status", (memory_id,))
-        return {r["status"]: r["n"] for r in rows}
-
     # --- erasure -------------------------------------------------------------------------
-    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
+    def scrub_after_erasure(self, memory_id: str | None = None,
+                            now: str | None = None) -> dict[str, Any]:
         """Rewrites (VACUUM FULL) the text partitions of every memory owed a scrub, once no
         snapshot older than its erasure remains. Right after an erasure of ``memory_id`` it
         waits up to ``scrub_wait_s`` for older snapshots; the catch-up call (``memory_id``
         None: worker, ``finish_erasures``) does not wait, so it never stalls a worker.
+        ``now`` (ISO-8601 UTC, from the service's clock) stamps the scrubs finished.
 
         Returns:
             {"state", "reason", "pending"}: state is "pending" (with the reason) while a
@@ -259,7 +154,7 @@ class PostgresStore(PostgresJobs, PostgresTokens):
             pending counts every owed scrub.
         """
         with self.db.connection() as c:
-            erasure.scrub(c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=_now_iso())
+            erasure.scrub(c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=now or "")
             owed = erasure.pending_count(c)
             mine = owed if memory_id is None else erasure.pending_count(c, memory_id)
         reason = None
@@ -275,57 +170,8 @@ class PostgresStore(PostgresJobs, PostgresTokens):
         with self.db.connection() as c:
             return erasure.pending_count(c, memory_id)
 
-    def owe_scrub(self, memory_id: str, kind: str) -> None:
-        """No-op: PostgreSQL records the scrub in the erasing transaction itself."""
-
-    def erasure_remaining(self, memory_id: str, item_ids: list[str],
-                          source_ids: list[str]) -> dict[str, int]:
-        with self.db.connection() as c:
-            return erasure.remaining(c, memory_id, item_ids, source_ids)
-
-    def retention_due(self, memory_id: str, now: str,
-                      created_before: str | None) -> list[ItemRecord]:
-        """Items whose keep_until has passed, or (without keep_until) created at or before
-        ``created_before`` (the memory's keep_days cutoff, computed by the service)."""
-        rows = self.db.fetchall("SELECT * FROM items WHERE memory_id=%s AND ((keep_until IS NOT "
-                                "NULL AND keep_until <= %s) OR (keep_until IS NULL AND "
-                                "created_at <= %s)) ORDER BY item_id COLLATE \"C\"",
-                                (memory_id, now, created_before or ""))
-        return [row_to_item(r) for r in rows]
-
-    # --- integrity ---------------------------------------------------------------------------
-    def verify_ledger(self, memory_id: str) -> ChainBreak | None:
-        return verify_chain(self.events(memory_id))
-
-    def rebuild(self, memory_id: str) -> int:
-        """Drops the memory's read model and refolds it from the ledger (in one transaction
-        holding the memory's writer lock); returns events folded."""
-        with self.db.transaction() as c:
-            self._mno(c, memory_id, lock=True)
-            for table in READ_MODEL_TABLES:
-                c.execute(sql.SQL("DELETE FROM {} WHERE memory_id=%s").format(
-                    sql.Identifier(table)), (memory_id,))
-            p = Projection()
-            n = 0
-            with c.cursor(name="remem_rebuild") as cur:  # server-side: streams the ledger
-                cur.itersize = _EVENT_PAGE
-                cur.execute("SELECT * FROM ledger WHERE memory_id=%s ORDER BY seq",
-                            (memory_id,))
-                for r in cur:
-                    p.apply(_event(memory_id, r))
-                    n += 1
-            p.mark_all_new()
-            save_projection(c, memory_id, p)
-        self.rebuild_extras(memory_id)
-        return n
-
-    def rebuild_extras(self, memory_id: str) -> None:
-        """Rebuilds the full-text rows from payloads and sources (vectors stay)."""
-        self.search_index.rebuild_text(memory_id)
-
-    def verify_extras(self, memory_id: str) -> dict[str, Any]:
-        """Source chains: ``{"sources_ok", "sources", "sources_broken"}`` (first broken link)."""
-        return self.search_index.verify_sources(memory_id)
+    def _scrub_owed(self, conn: Any, memory_id: str, tables: list[str], at: str) -> None:
+        erasure.record_scrub(conn, memory_id, tables, at)
 
     @cached_property
     def search_index(self) -> PostgresSearchIndex:
@@ -342,17 +188,3 @@ class PostgresStore(PostgresJobs, PostgresTokens):
                     sql.Identifier(t)), (memory_id,)).fetchall()
                 out[t] = sorted(rows, key=repr)
         return out
-
-
-def _event(memory_id: str, r: dict[str, Any]) -> dict[str, Any]:
-    return {"memory": memory_id, "seq": r["seq"], "type": r["type"],
-            "data": upcast(r["type"], json.loads(r["data"])), "actor": r["actor"],
-            "at": r["at"], "prev_hash": r["prev_hash"], "hash": r["hash"]}
-
-
-def _now_iso() -> str:
-    from datetime import UTC, datetime
-
-    from remem.domain.timefmt import to_iso
-
-    return to_iso(datetime.now(UTC))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from importlib import resources
 from pathlib import Path
 
 from remem.errors import StoreUnavailable
+from remem.stores.sql.migrate import migration_files
 
 MIGRATIONS_PACKAGE = "remem.stores.sqlite.migrations"
 
@@ -59,15 +59,6 @@ def _enable_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
             delay = min(delay * 2, 0.05)
 
 
-def _migrations() -> list[tuple[int, str, str]]:
-    out = []
-    for entry in resources.files(MIGRATIONS_PACKAGE).iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:3].isdigit():
-            out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
-    return sorted(out)
-
-
 def migrate(conn: sqlite3.Connection) -> list[int]:
     """Applies every migration newer than the recorded version, each in its own transaction.
 
@@ -81,7 +72,7 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
                      "(strftime('%Y-%m-%dT%H:%M:%fZ','now')))")
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
         applied = []
-        for version, name, sql in _migrations():
+        for version, name, sql in migration_files(MIGRATIONS_PACKAGE):
             if version in done:
                 continue
             for statement in _split(sql):

@@ -1,12 +1,11 @@
 """SQLiteStore: the embedded default backend (one file, WAL, FTS5, exact vector search).
 
-The only module family with SQL for SQLite. Memory admin, the write unit of work, read
-queries, ``verify`` and ``rebuild``.
+The connection, the write lock, erasure and search are SQLite's; memory admin, reads,
+rebuild, jobs, receipts and tokens are the shared SQL of :mod:`remem.stores.sql`.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -14,27 +13,25 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
-from remem.domain.canonical import ChainBreak, verify_chain
-from remem.domain.events import upcast
-from remem.domain.fold import ItemRecord, Projection
-from remem.errors import AlreadyExists, NotFound
+from remem.errors import NotFound
+from remem.stores.sql.dialect import SQLITE
+from remem.stores.sql.jobs import SqlJobs
+from remem.stores.sql.store import READ_MODEL_TABLES, not_found
+from remem.stores.sql.tokens import SqlTokens
+from remem.stores.sqlite import erasure
 from remem.stores.sqlite.connection import connect
-from remem.stores.sqlite.jobs import JobsMixin
-from remem.stores.sqlite.rows import row_to_item
 from remem.stores.sqlite.search import SQLiteSearchIndex
-from remem.stores.sqlite.tokens import SQLiteTokens
-from remem.stores.sqlite.uow import SQLiteUnitOfWork, save_projection
+from remem.stores.sqlite.uow import SQLiteUnitOfWork
 
 #: Every table holding rows of a memory (purged by ``delete_memory``; dumped by tests).
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
                  "provenance", "idempotency", "sources", "search_docs", "vectors",
                  "profile_renders", "receipts", "jobs", "runs", "capture_cursors", "feedback",
                  "tokens", "memory_secrets")
-#: The read-model tables ``rebuild`` drops and refolds.
-READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
+__all__ = ["MEMORY_TABLES", "READ_MODEL_TABLES", "SQLiteStore"]
 
 
-class SQLiteStore(JobsMixin, SQLiteTokens):
+class SQLiteStore(SqlJobs, SqlTokens):
     """A SQLite database file holding any number of memories.
 
     Args:
@@ -49,6 +46,8 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
     """
 
     backend = "sqlite"
+    dialect = SQLITE
+    erasure = erasure
 
     def __init__(self, path: str, *, busy_timeout_ms: int = 30_000,
                  scrub_wait_ms: int = 1_000) -> None:
@@ -66,14 +65,9 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
                     conn = connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
                     conn.row_factory = sqlite3.Row
                     self._conn = conn
-                    self._finish_owed_scrubs()
+                    if erasure.pending_scrubs(conn):
+                        self.scrub_after_erasure()
         return self._conn
-
-    def _finish_owed_scrubs(self) -> None:
-        from remem.stores.sqlite.erasure import pending_scrubs
-
-        if pending_scrubs(self._conn):
-            self.scrub_after_erasure()
 
     def close(self) -> None:
         with self._lock:
@@ -93,59 +87,26 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
                 raise
             conn.execute("COMMIT")
 
+    def _write(self) -> Any:
+        return self._tx()
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        yield self.conn
+
     # --- memory admin ----------------------------------------------------------------------
-    def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
-                      claim_secret: bytes | None) -> None:
-        """Creates the memory row and, unless None, its claim-id secret (same transaction)."""
-        with self._tx() as c:
-            if c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
-                raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
-            c.execute("INSERT INTO memories(memory_id, config, created_at, updated_at) "
-                      "VALUES (?,?,?,?)", (memory_id, json.dumps(config), at, at))
-            if claim_secret is not None:
-                c.execute("INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (?,?)",
-                          (memory_id, claim_secret))
-
-    def claim_secret(self, memory_id: str) -> bytes | None:
-        """The memory's claim-id secret; None for a memory created before keyed claim ids."""
-        row = self.conn.execute("SELECT claim_secret FROM memory_secrets WHERE memory_id=?",
-                                (memory_id,)).fetchone()
-        return bytes(row[0]) if row else None
-
-    def memory_config(self, memory_id: str) -> dict[str, Any]:
-        row = self.conn.execute("SELECT config FROM memories WHERE memory_id=?",
-                                (memory_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"No memory {memory_id!r}; create it with `remem memory create "
-                           f"{memory_id}`.", memory=memory_id)
-        return json.loads(row[0])
-
-    def update_memory_config(self, memory_id: str, config: dict[str, Any], at: str) -> None:
-        with self._tx() as c:
-            cur = c.execute("UPDATE memories SET config=?, updated_at=? WHERE memory_id=?",
-                            (json.dumps(config), at, memory_id))
-            if cur.rowcount == 0:
-                raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
-
-    def list_memories(self) -> list[dict[str, Any]]:
-        rows = self.conn.execute("SELECT memory_id, created_at, updated_at FROM memories "
-                                 "ORDER BY memory_id").fetchall()
-        return [dict(r) for r in rows]
-
-    def delete_memory(self, memory_id: str) -> dict[str, int]:
+    def delete_memory(self, memory_id: str, at: str) -> dict[str, int]:
         """Purges the memory's ledger and every row of every table; returns rows per table."""
         counts: dict[str, int] = {}
         with self._tx() as c:
             if not c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
                 raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
-            from remem.stores.sqlite.erasure import purge_search_rows, record_scrub
-
-            purge_search_rows(c, memory_id)
+            erasure.purge_search_rows(c, memory_id)
             for table in self.memory_tables():
                 counts[table] = c.execute(f"DELETE FROM {table} WHERE memory_id=?",
                                           (memory_id,)).rowcount
             c.execute("DELETE FROM memories WHERE memory_id=?", (memory_id,))
-            record_scrub(c, None, "delete_memory", _now_iso())
+            erasure.record_scrub(c, None, "delete_memory", at)  # its id must not survive
         self.scrub_after_erasure()
         return counts
 
@@ -158,166 +119,36 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
         """One write transaction on a memory (BEGIN IMMEDIATE: serialises writers)."""
         with self._tx() as c:
             if not c.execute("SELECT 1 FROM memories WHERE memory_id=?", (memory_id,)).fetchone():
-                raise NotFound(f"No memory {memory_id!r}; create it with `remem memory create "
-                               f"{memory_id}`.", memory=memory_id)
+                raise not_found(memory_id)
             yield SQLiteUnitOfWork(c, memory_id)
 
-    # --- reads ---------------------------------------------------------------------------
-    def item(self, memory_id: str, item_id: str) -> ItemRecord | None:
-        row = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND item_id=?",
-                                (memory_id, item_id)).fetchone()
-        return row_to_item(row) if row else None
-
-    def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
-              kind: str | None = None, statuses: list[str] | None = None,
-              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
-        """Items ordered by item_id, filtered; ``after`` is the last id of the previous page."""
-        sql = ["SELECT * FROM items WHERE memory_id=?"]
-        args: list[Any] = [memory_id]
-        for col, val in (("scope", scope), ("key", key), ("kind", kind)):
-            if val is not None:
-                sql.append(f"AND {col}=?")
-                args.append(val)
-        if statuses:
-            sql.append(f"AND status IN ({','.join('?' * len(statuses))})")
-            args.extend(statuses)
-        if after:
-            sql.append("AND item_id > ?")
-            args.append(after)
-        sql.append("ORDER BY item_id LIMIT ?")
-        args.append(limit)
-        return [row_to_item(r) for r in self.conn.execute(" ".join(sql), args)]
-
-    def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]:
-        rows = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=? "
-                                 "ORDER BY revision, created_seq", (memory_id, scope, key))
-        return [row_to_item(r) for r in rows]
-
-    def key_meta(self, memory_id: str, scope: str, key: str) -> dict[str, Any]:
-        rev = self.conn.execute("SELECT revision FROM key_revisions WHERE memory_id=? AND "
-                                "scope=? AND key=?", (memory_id, scope, key)).fetchone()
-        card = self.conn.execute("SELECT cardinality, on_change FROM keys WHERE memory_id=? AND "
-                                 "key=?", (memory_id, key)).fetchone()
-        tombs = self.conn.execute("SELECT count(*) FROM tombstones WHERE memory_id=? AND "
-                                  "scope=? AND key=?", (memory_id, scope, key)).fetchone()[0]
-        return {"revision": rev[0] if rev else 0,
-                "cardinality": card[0] if card else None,
-                "on_change": card[1] if card else None,
-                "tombstones": tombs}
-
-    def payloads(self, memory_id: str, payload_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None}}."""
-        out: dict[str, dict[str, Any]] = {}
-        for i in range(0, len(payload_ids), 500):
-            chunk = payload_ids[i:i + 500]
-            rows = self.conn.execute(
-                f"SELECT payload_id, value, quote FROM payloads WHERE memory_id=? AND "
-                f"payload_id IN ({','.join('?' * len(chunk))})", (memory_id, *chunk))
-            for r in rows:
-                out[r[0]] = {"value": json.loads(r[1]), "quote": r[2]}
-        return out
-
-    def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:
-        rows = self.conn.execute("SELECT seq, source_id, source_role, seen_at FROM provenance "
-                                 "WHERE memory_id=? AND item_id=? ORDER BY seq",
-                                 (memory_id, item_id))
-        return [dict(r) for r in rows]
-
-    def events(self, memory_id: str, *, after_seq: int = 0) -> Iterator[dict[str, Any]]:
-        """Ledger events in seq order as dicts (memory, seq, type, data, actor, at, hashes)."""
-        cur = self.conn.execute("SELECT * FROM ledger WHERE memory_id=? AND seq>? ORDER BY seq",
-                                (memory_id, after_seq))
-        for r in cur:
-            yield {"memory": memory_id, "seq": r["seq"], "type": r["type"],
-                   "data": upcast(r["type"], json.loads(r["data"])), "actor": r["actor"],
-                   "at": r["at"], "prev_hash": r["prev_hash"], "hash": r["hash"]}
-
-    def head_seq(self, memory_id: str) -> int:
-        row = self.conn.execute("SELECT max(seq) FROM ledger WHERE memory_id=?",
-                                (memory_id,)).fetchone()
-        return row[0] or 0
-
-    def status_counts(self, memory_id: str) -> dict[str, int]:
-        rows = self.conn.execute("SELECT status, count(*) FROM items WHERE memory_id=? "
-                                 "GROUP BY status", (memory_id,))
-        return {r[0]: r[1] for r in rows}
-
     # --- erasure -------------------------------------------------------------------------
-    def scrub_after_erasure(self, memory_id: str | None = None) -> dict[str, Any]:
+    def scrub_after_erasure(self, memory_id: str | None = None,
+                            now: str | None = None) -> dict[str, Any]:
         """Merges FTS segments and truncates the WAL so erased bytes leave the files; the
         owed scrubs are done only if the TRUNCATE checkpoint succeeded. The scrub is
-        file-wide, so ``memory_id`` changes nothing here (PostgreSQL scrubs per memory).
+        file-wide, so ``memory_id`` changes nothing here (PostgreSQL scrubs per memory), and
+        finished scrubs are deleted, so ``now`` is unused.
 
         Returns:
             {"state", "reason", "pending"}: "completed" when the checkpoint succeeded after
             every erasure committed so far, else "pending" with the reason; pending counts
             the owed scrubs left.
         """
-        from remem.stores.sqlite.erasure import pending_scrubs, scrub
-
         with self._lock:
-            reason = scrub(self.conn, wait_ms=self.scrub_wait_ms,
-                           busy_timeout_ms=self.busy_timeout_ms)
-            owed = pending_scrubs(self.conn)
+            reason = erasure.scrub(self.conn, wait_ms=self.scrub_wait_ms,
+                                   busy_timeout_ms=self.busy_timeout_ms)
+            owed = erasure.pending_scrubs(self.conn)
         return {"state": "pending" if reason else "completed", "reason": reason,
                 "pending": owed}
 
     def pending_erasures(self, memory_id: str | None = None) -> int:
         """Scrubs owed (erased text may still be in the files): of one memory or all."""
-        from remem.stores.sqlite.erasure import pending_scrubs
+        return erasure.pending_scrubs(self.conn, memory_id)
 
-        return pending_scrubs(self.conn, memory_id)
-
-    def owe_scrub(self, memory_id: str, kind: str) -> None:
-        """Records a scrub owed before an erasure that runs in its own transaction (a source
-        redaction): if the process dies after that commit, the next open finishes it."""
-        from remem.stores.sqlite.erasure import record_scrub
-
-        with self._tx() as c:
-            record_scrub(c, memory_id, kind, _now_iso())
-
-    def erasure_remaining(self, memory_id: str, item_ids: list[str],
-                          source_ids: list[str]) -> dict[str, int]:
-        from remem.stores.sqlite.erasure import remaining
-
-        return remaining(self.conn, memory_id, item_ids, source_ids)
-
-    def retention_due(self, memory_id: str, now: str,
-                      created_before: str | None) -> list[ItemRecord]:
-        """Items whose keep_until has passed, or (without keep_until) created at or before
-        ``created_before`` (the memory's keep_days cutoff, computed by the service)."""
-        rows = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND ((keep_until IS NOT "
-                                "NULL AND keep_until <= ?) OR (keep_until IS NULL AND "
-                                "created_at <= ?)) ORDER BY item_id",
-                                (memory_id, now, created_before or ""))
-        return [row_to_item(r) for r in rows]
-
-    # --- integrity ---------------------------------------------------------------------------
-    def verify_ledger(self, memory_id: str) -> ChainBreak | None:
-        return verify_chain(self.events(memory_id))
-
-    def rebuild(self, memory_id: str) -> int:
-        """Drops the memory's read model and refolds it from the ledger; returns events folded."""
-        with self._tx() as c:
-            for table in READ_MODEL_TABLES:
-                c.execute(f"DELETE FROM {table} WHERE memory_id=?", (memory_id,))
-            p = Projection()
-            n = 0
-            for ev in self.events(memory_id):
-                p.apply(ev)
-                n += 1
-            p.mark_all_new()
-            save_projection(c, memory_id, p)
-        self.rebuild_extras(memory_id)
-        return n
-
-    def rebuild_extras(self, memory_id: str) -> None:
-        """Rebuilds the full-text rows from payloads and sources (vectors stay)."""
-        self.search_index.rebuild_text(memory_id)
-
-    def verify_extras(self, memory_id: str) -> dict[str, Any]:
-        """Source chains: ``{"sources_ok", "sources", "sources_broken"}`` (first broken link)."""
-        return self.search_index.verify_sources(memory_id)
+    def _scrub_owed(self, conn: Any, memory_id: str, tables: list[str], at: str) -> None:
+        if tables:
+            erasure.record_scrub(conn, memory_id, "forget_source", at)
 
     @cached_property
     def search_index(self) -> SQLiteSearchIndex:
@@ -331,11 +162,3 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
             rows = self.conn.execute(f"SELECT * FROM {t} WHERE memory_id=?", (memory_id,))
             out[t] = sorted(tuple(r) for r in rows)
         return out
-
-
-def _now_iso() -> str:
-    from datetime import UTC, datetime
-
-    from remem.domain.timefmt import to_iso
-
-    return to_iso(datetime.now(UTC))

@@ -1,0 +1,210 @@
+"""The unit of work both backends share: one transaction on one memory.
+
+It stores what the service and the domain built - ledger rows chained by
+:func:`remem.domain.ledger.chain`, payloads, folded read-model rows, idempotency results -
+and reads the key state a decision needs. It computes no hash, assigns no sequence number,
+reads no clock and mints no id. A unique violation on the ledger key (another writer took the
+seq) becomes ``HeadMoved`` in one place, :meth:`SqlUnitOfWork.insert_events`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from remem.domain.events import Event
+from remem.domain.fold import KeyRecord, Projection
+from remem.domain.ledger import EMPTY, Head, chain, encode_data
+from remem.errors import HeadMoved
+from remem.stores.sql.dialect import Dialect
+from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
+
+_INSERT_EVENT = ("INSERT INTO ledger(memory_id, seq, type, data, actor, at, prev_hash, hash) "
+                 "VALUES ")
+
+
+def is_unique_violation(exc: BaseException) -> bool:
+    """Whether a driver error is a unique/primary-key violation (sqlite3 IntegrityError,
+    psycopg ``UniqueViolation`` / SQLSTATE 23505)."""
+    if getattr(exc, "sqlstate", None) == "23505":
+        return True
+    return type(exc).__name__ == "IntegrityError" and "UNIQUE" in str(exc).upper()
+
+
+class SqlUnitOfWork:
+    """Transaction-scoped access to one memory (``Store.unit_of_work``); a backend sets
+    ``erasure`` to its erasure module.
+
+    Attributes:
+        conn: the transaction's driver connection.
+        memory_id: the memory written to.
+        dialect: how the backend spells the shared SQL.
+    """
+
+    erasure: Any = None
+
+    def __init__(self, conn: Any, memory_id: str, dialect: Dialect,
+                 head: tuple[int, str] | None = None) -> None:
+        self.conn = conn
+        self.memory_id = memory_id
+        self.dialect = dialect
+        self._head: Head | None = Head(*head) if head is not None else None
+
+    def _x(self, text: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        return self.dialect.execute(self.conn, text, args)
+
+    # --- ledger -------------------------------------------------------------------------
+    def head(self) -> tuple[int, str]:
+        """(seq, hash) of the last event; (0, zero hash) for an empty ledger. Writers of a
+        memory are serialised, so it stays true until this transaction appends."""
+        if self._head is None:
+            row = self._x("SELECT seq, hash FROM ledger WHERE memory_id=? ORDER BY seq DESC "
+                          "LIMIT 1", (self.memory_id,)).fetchone()
+            self._head = Head(row["seq"], row["hash"]) if row else EMPTY
+        return tuple(self._head)  # type: ignore[return-value]
+
+    def insert_events(self, stored: Sequence[dict[str, Any]]) -> None:
+        """Inserts chained events (``domain.ledger.chain``) in one statement.
+
+        Raises:
+            HeadMoved: another writer already holds one of the seqs (retryable; the
+                transaction rolls back, so nothing staged stays behind).
+        """
+        if not stored:
+            return
+        params = [v for r in stored for v in (self.memory_id, r["seq"], r["type"],
+                                               encode_data(r["data"]), r["actor"], r["at"],
+                                               r["prev_hash"], r["hash"])]
+        try:
+            self._x(_INSERT_EVENT + ", ".join(["(?,?,?,?,?,?,?,?)"] * len(stored)), params)
+        except Exception as exc:
+            if not is_unique_violation(exc):
+                raise
+            raise HeadMoved("Another writer appended at the same sequence; decide again.",
+                            head_seq=stored[0]["seq"] - 1) from exc
+        self._head = Head(stored[-1]["seq"], stored[-1]["hash"])
+
+    def append(self, events: Sequence[Event], *, actor: str, at: str,
+               expected_seq: int) -> list[dict[str, Any]]:
+        """Thin alias kept for callers not yet moved to ``service.writer.append_events``:
+        chains with :func:`remem.domain.ledger.chain` and inserts.
+
+        Raises:
+            HeadMoved: the head is no longer ``expected_seq`` (retryable).
+        """
+        stored = chain(events, self.head(), memory_id=self.memory_id, actor=actor, at=at,
+                       expected_seq=expected_seq)
+        self.insert_events(stored)
+        return stored
+
+    # --- state ---------------------------------------------------------------------------
+    def projection_for(self, scope: str, key: str) -> Projection:
+        """The read model of one (scope, key): items, revision, cardinality, tombstones."""
+        p = Projection()
+        m = self.memory_id
+        for row in self._x("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?",
+                           (m, scope, key)).fetchall():
+            rec = row_to_item(row)
+            p.items[rec.item_id] = rec
+        row = self._x("SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
+                      "key=?", (m, scope, key)).fetchone()
+        if row:
+            p.keys[(scope, key)] = KeyRecord(scope, key, row["revision"])
+        row = self._x("SELECT cardinality, on_change FROM keys WHERE memory_id=? AND key=?",
+                      (m, key)).fetchone()
+        if row:
+            p.cardinality[key] = (row["cardinality"], row["on_change"])
+        for r in self._x("SELECT claim_id FROM tombstones WHERE memory_id=? AND scope=? AND "
+                         "key=?", (m, scope, key)).fetchall():
+            p.tombstones.add((scope, key, r["claim_id"]))
+        return p
+
+    def item_key(self, item_id: str) -> tuple[str, str] | None:
+        row = self._x("SELECT scope, key FROM items WHERE memory_id=? AND item_id=?",
+                      (self.memory_id, item_id)).fetchone()
+        return (row["scope"], row["key"]) if row else None
+
+    def save(self, p: Projection) -> None:
+        """Writes the rows a fold touched (items, revisions, keys, tombstones, provenance)."""
+        save_projection(self.conn, self.dialect, self.memory_id, p)
+
+    # --- payloads ------------------------------------------------------------------------
+    def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
+                    salt: bytes) -> None:
+        self._x("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
+                 quote, salt))
+
+    # --- erasure -------------------------------------------------------------------------
+    def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
+              at: str) -> dict[str, Any]:
+        """Erases every surface of the items (payloads, provenance, full text, vectors,
+        sources of ``scopes`` (None: every scope) naming or containing them, pinned renders,
+        idempotency digests) with the backend's ``erasure`` module, and records the scrub
+        owed; ``at`` is the erasure time (ISO-8601 UTC, from the service).
+        Returns counts per surface plus ``_source_ids``."""
+        return self.erasure.erase_items(self.conn, self.memory_id, item_ids, scopes, at)
+
+    # --- idempotency ---------------------------------------------------------------------
+    def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
+        row = self._x("SELECT digest, result FROM idempotency WHERE memory_id=? AND "
+                      "idem_key=?", (self.memory_id, idem_key)).fetchone()
+        return (row["digest"], json.loads(row["result"])) if row else None
+
+    def idempotency_put(self, idem_key: str, digest: str, result: dict[str, Any],
+                        item_id: str | None, at: str) -> None:
+        self._x("INSERT INTO idempotency(memory_id, idem_key, digest, result, item_id, "
+                "created_at) VALUES (?,?,?,?,?,?)",
+                (self.memory_id, idem_key, digest, json.dumps(result), item_id, at))
+
+
+def save_projection(conn: Any, dialect: Dialect, memory_id: str, p: Projection) -> None:
+    """Writes touched rows of a projection (the write path and rebuild); on PostgreSQL every
+    statement goes in one pipeline."""
+    deletes = [(memory_id, i) for i in sorted(p.touched_items) if i not in p.items]
+    upserts = [item_to_row(memory_id, p.items[i], dialect)
+               for i in sorted(p.touched_items) if i in p.items]
+    q = dialect.sql
+    with dialect.batch(conn), _cursor(conn) as cur:
+        if deletes:
+            cur.executemany(q("DELETE FROM items WHERE memory_id=? AND item_id=?"), deletes)
+        if upserts:
+            cur.executemany(q(UPSERT_ITEM), upserts)
+        if p.forgotten:
+            cur.executemany(q("DELETE FROM provenance WHERE memory_id=? AND item_id=?"),
+                            [(memory_id, i) for i in sorted(p.forgotten)])
+        if p.touched_keys:
+            cur.executemany(
+                q("INSERT INTO key_revisions(memory_id, scope, key, revision) VALUES (?,?,?,?)"
+                  " ON CONFLICT (memory_id, scope, key) DO UPDATE SET revision = "
+                  "excluded.revision"),
+                [(memory_id, s, k, p.keys[(s, k)].revision) for s, k in sorted(p.touched_keys)])
+        if p.new_cardinality:
+            cur.executemany(
+                q("INSERT INTO keys(memory_id, key, cardinality, on_change) VALUES (?,?,?,?) "
+                  "ON CONFLICT DO NOTHING"),
+                [(memory_id, k, *p.cardinality[k]) for k in sorted(p.new_cardinality)])
+        if p.new_tombstones:
+            cur.executemany(
+                q("INSERT INTO tombstones(memory_id, scope, key, claim_id) VALUES (?,?,?,?) "
+                  "ON CONFLICT DO NOTHING"), [(memory_id, *t) for t in sorted(p.new_tombstones)])
+        prov = [(memory_id, pr.item_id, pr.seq, pr.source_id, pr.source_role, pr.seen_at)
+                for pr in p.new_provenance if pr.item_id in p.items]
+        if prov:
+            cur.executemany(q("INSERT INTO provenance(memory_id, item_id, seq, source_id, "
+                              "source_role, seen_at) VALUES (?,?,?,?,?,?)"), prov)
+
+
+class _cursor:  # noqa: N801 - a context manager over a cursor on either driver
+    """``conn.cursor()`` as a context manager (sqlite3 cursors are not one)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.cur = conn.cursor()
+
+    def __enter__(self) -> Any:
+        return self.cur
+
+    def __exit__(self, *exc: object) -> None:
+        self.cur.close()
