@@ -13,6 +13,8 @@ import time
 import psycopg
 import pytest
 
+from remem.service.writer import append_events
+
 import remem
 from remem.errors import ArtifactUnavailable, HeadMoved, StoreUnavailable
 from remem.stores.postgres import PostgresStore
@@ -70,7 +72,7 @@ def test_a_colliding_append_raises_head_moved_and_rolls_the_whole_write_back(pg_
             with adapter.unit_of_work("m1") as uow:
                 uow.put_payload("pl_staged", "itm_staged", "staged", None, b"salt")
                 event = Event(EventType.MEMORY_CONFIGURED, {"config_digest": "0" * 64})
-                uow.append([event], actor="t", at="2024-01-01T00:00:00.000000Z",
+                append_events(uow, [event], actor="t", at="2024-01-01T00:00:00.000000Z",
                            expected_seq=head)
         except BaseException as exc:  # noqa: BLE001 - collected for the assertion
             errors.append(exc)

@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from remem.service.writer import append_events
+
 import remem
 from remem import Authority
 from remem.errors import (
@@ -642,7 +644,7 @@ def test_an_append_at_a_moved_head_raises_head_moved_and_leaves_nothing_staged(s
         with store.adapter.unit_of_work("m1") as uow:
             seq, _ = uow.head()
             uow.put_payload("pl_staged", "itm_staged", "Rome", "staged quote", b"salt")
-            uow.append([Event(EventType.KEY_DECLARED, {"key": "diet", "cardinality": "single",
+            append_events(uow, [Event(EventType.KEY_DECLARED, {"key": "diet", "cardinality": "single",
                                                        "on_change": "supersede"})],
                        actor="owner", at="2024-01-01T00:00:00.000000Z", expected_seq=seq - 1)
     assert info.value.retryable and info.value.code == "head_moved"

@@ -216,6 +216,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     from remem.domain.events import Event, EventType
     from remem.domain.model import Scope
     from remem.errors import InvalidInput
+    from remem.service.writer import append_events
 
     Scope.parse(scope)
     for i, t in enumerate(turns):
@@ -256,7 +257,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
                 uow.conn, memory.id, host_kind, host_id, expected_position=position,
                 last_event_id=new[-1]["id"], position=position + len(new), now=now)
             head, _ = uow.head()
-            uow.append([Event(EventType.CAPTURE_ADVANCED, {
+            append_events(uow, [Event(EventType.CAPTURE_ADVANCED, {
                 "host_kind": host_kind, "host_id": host_id, "last_event_id": new[-1]["id"]})],
                 actor="system:capture", at=now, expected_seq=head)
         position += len(new)

@@ -13,9 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from remem.domain.events import Event
 from remem.domain.fold import KeyRecord, Projection
-from remem.domain.ledger import EMPTY, Head, chain, encode_data
+from remem.domain.ledger import EMPTY, Head, encode_data
 from remem.errors import HeadMoved
 from remem.stores.sql.dialect import Dialect
 from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
@@ -84,19 +83,6 @@ class SqlUnitOfWork:
             raise HeadMoved("Another writer appended at the same sequence; decide again.",
                             head_seq=stored[0]["seq"] - 1) from exc
         self._head = Head(stored[-1]["seq"], stored[-1]["hash"])
-
-    def append(self, events: Sequence[Event], *, actor: str, at: str,
-               expected_seq: int) -> list[dict[str, Any]]:
-        """Thin alias kept for callers not yet moved to ``service.writer.append_events``:
-        chains with :func:`remem.domain.ledger.chain` and inserts.
-
-        Raises:
-            HeadMoved: the head is no longer ``expected_seq`` (retryable).
-        """
-        stored = chain(events, self.head(), memory_id=self.memory_id, actor=actor, at=at,
-                       expected_seq=expected_seq)
-        self.insert_events(stored)
-        return stored
 
     # --- state ---------------------------------------------------------------------------
     def projection_for(self, scope: str, key: str) -> Projection:
