@@ -18,6 +18,7 @@ import psycopg
 from psycopg import sql
 
 from remem.errors import CursorMismatch, NotFoundOrNotVisible
+from remem.stores import names_a_row
 
 _PHASES = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
 
@@ -130,7 +131,8 @@ class PostgresJobs:
 
     def receipt(self, memory_id: str, receipt_id: str) -> dict[str, Any]:
         row = self.db.fetchone("SELECT * FROM receipts WHERE memory_id=%s AND "  # type: ignore
-                               "receipt_id=%s", (memory_id, receipt_id))
+                               "receipt_id=%s", (memory_id, receipt_id)
+                               ) if names_a_row(receipt_id) else None
         if row is None:
             raise NotFoundOrNotVisible(f"No receipt {receipt_id!r} visible in this memory.",
                                        receipt_id=receipt_id)
@@ -205,6 +207,8 @@ class PostgresJobs:
     # --- derive support --------------------------------------------------------------------
     def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None:
         """A source row (text is None once redacted)."""
+        if not names_a_row(source_id):
+            return None
         return self.db.fetchone("SELECT * FROM sources WHERE memory_id=%s AND "  # type: ignore
                                 "source_id=%s", (memory_id, source_id))
 
@@ -228,8 +232,8 @@ class PostgresJobs:
     def items_from_source(self, memory_id: str, source_id: str) -> list[str]:
         """Items whose provenance names the source."""
         rows = self.db.fetchall(  # type: ignore[attr-defined]
-            "SELECT DISTINCT item_id FROM provenance WHERE memory_id=%s AND source_id=%s "
-            'ORDER BY item_id COLLATE "C"', (memory_id, source_id))
+            "SELECT item_id FROM provenance WHERE memory_id=%s AND source_id=%s "
+            'GROUP BY item_id ORDER BY item_id COLLATE "C"', (memory_id, source_id))
         return [r["item_id"] for r in rows]
 
     def redact_source(self, memory_id: str, source_id: str) -> dict[str, int]:

@@ -251,7 +251,10 @@ class SearchSnapshot:
             ) -> list[tuple[str, str]]:
         """(doc id, scope) of documents containing any of the terms in the scopes, best
         ``ts_rank`` first (ties by doc id). See :meth:`_affordable` for dropped terms."""
-        folded = [t for t in dict.fromkeys(_fold(t) for t in terms) if t]
+        # A word over the lexeme limit is never indexed (tsvector_literal drops it), so it
+        # cannot match; PostgreSQL would refuse it in a tsquery.
+        folded = [t for t in dict.fromkeys(_fold(t) for t in terms)
+                  if t and len(t.encode()) <= _MAX_LEXEME_BYTES]
         if not folded or not scopes:
             return []
         folded, share = self._affordable(folded, scopes)

@@ -26,6 +26,7 @@ from remem.domain.canonical import ChainBreak, verify_chain
 from remem.domain.events import upcast
 from remem.domain.fold import ItemRecord, Projection
 from remem.errors import AlreadyExists, NotFound
+from remem.stores import names_a_row
 from remem.stores.postgres import erasure
 from remem.stores.postgres.connection import (
     Database,
@@ -155,6 +156,8 @@ class PostgresStore(PostgresJobs, PostgresTokens):
 
     # --- reads ---------------------------------------------------------------------------
     def item(self, memory_id: str, item_id: str) -> ItemRecord | None:
+        if not names_a_row(item_id):
+            return None
         row = self.db.fetchone("SELECT * FROM items WHERE memory_id=%s AND item_id=%s",
                                (memory_id, item_id))
         return row_to_item(row) if row else None

@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 from remem.errors import CursorMismatch, NotFoundOrNotVisible
+from remem.stores import names_a_row
 
 
 def _row(r: sqlite3.Row | None) -> dict[str, Any] | None:
@@ -123,7 +124,8 @@ class JobsMixin:
 
     def receipt(self, memory_id: str, receipt_id: str) -> dict[str, Any]:
         row = self.conn.execute("SELECT * FROM receipts WHERE memory_id=? AND receipt_id=?",
-                                (memory_id, receipt_id)).fetchone()
+                                (memory_id, receipt_id)).fetchone(
+                                ) if names_a_row(receipt_id) else None
         if row is None:
             raise NotFoundOrNotVisible(f"No receipt {receipt_id!r} visible in this memory.",
                                        receipt_id=receipt_id)

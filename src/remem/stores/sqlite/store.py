@@ -18,6 +18,7 @@ from remem.domain.canonical import ChainBreak, verify_chain
 from remem.domain.events import upcast
 from remem.domain.fold import ItemRecord, Projection
 from remem.errors import AlreadyExists, NotFound
+from remem.stores import names_a_row
 from remem.stores.sqlite.connection import connect
 from remem.stores.sqlite.jobs import JobsMixin
 from remem.stores.sqlite.rows import row_to_item
@@ -139,6 +140,8 @@ class SQLiteStore(JobsMixin, SQLiteTokens):
 
     # --- reads ---------------------------------------------------------------------------
     def item(self, memory_id: str, item_id: str) -> ItemRecord | None:
+        if not names_a_row(item_id):
+            return None
         row = self.conn.execute("SELECT * FROM items WHERE memory_id=? AND item_id=?",
                                 (memory_id, item_id)).fetchone()
         return row_to_item(row) if row else None
