@@ -664,3 +664,23 @@ KIP_FAILING = {"input-string", "input-number", "input-true", "input-list",
                                   else n for n in sorted(KIP_CASES)])
 def test_malformed_kip_requests_are_clean_errors(served, name):
     assert_refused(served, "POST", "/memory/m1/kip", json.dumps(KIP_CASES[name]))
+
+
+# --- the CLI reads caller JSON with the same strict parser ---------------------------------
+def test_the_cli_refuses_deep_and_duplicate_json_files_without_a_traceback(tmp_path):
+    db = str(tmp_path / "cli.db")
+    _cli(db, "memory", "create", "m1")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * DEEP + "]" * DEEP)
+    dup = tmp_path / "dup.json"
+    dup.write_text('{"kip_memory": "2.0", "kip_memory": "2.0"}')
+    for args in (["apply", "--file", str(deep)], ["kip", "--file", str(deep)],
+                 ["kip", "--file", str(dup)], ["remember", "user:alice", "k",
+                                               "[" * 100 + "]" * 100, "--json-value"]):
+        out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", db,
+                              "--memory", "m1", "--json", *args],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        said = out.stdout + out.stderr
+        assert "Traceback" not in said and "RecursionError" not in said, said[-2000:]
+        assert "invalid_input" in said, said[-2000:]
