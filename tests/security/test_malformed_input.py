@@ -684,3 +684,30 @@ def test_the_cli_refuses_deep_and_duplicate_json_files_without_a_traceback(tmp_p
         said = out.stdout + out.stderr
         assert "Traceback" not in said and "RecursionError" not in said, said[-2000:]
         assert "invalid_input" in said, said[-2000:]
+
+
+def test_a_stored_token_with_a_wildcard_subject_no_longer_authenticates(tmp_path):
+    """Tokens made before subjects had to be scope handles (``user:*``) are refused (401),
+    while a token with a canonical subject of the same store still works."""
+    import hashlib
+
+    import remem
+    from remem.errors import Unauthenticated
+    from remem.service.tokens import Tokens
+
+    store = remem.open(tmp_path / "legacy.db")
+    try:
+        store.create_memory("m1")
+        tokens = Tokens(store)
+        good, _ = tokens.create("m1", "reader", "user:alice")
+        assert tokens.authenticate(good).subject == "user:alice"
+        for n, subject in enumerate(["user:*", "*", "User:alice", "user:alice "]):
+            token = f"rmm_{n:016x}_" + "s" * 43
+            store.adapter.create_token({
+                "token_id": f"{n:016x}", "memory_id": "m1", "role": "reader",
+                "subject": subject, "secret_hash": hashlib.sha256(token.encode()).hexdigest(),
+                "label": None, "created_at": "2024-01-01T00:00:00Z"})
+            with pytest.raises(Unauthenticated):
+                tokens.authenticate(token)
+    finally:
+        store.close()
