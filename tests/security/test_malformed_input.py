@@ -714,3 +714,29 @@ def test_a_stored_token_with_a_wildcard_subject_no_longer_authenticates(tmp_path
                 tokens.authenticate(token)
     finally:
         store.close()
+
+
+def test_a_lock_held_past_the_busy_timeout_is_retryable_and_clean(tmp_path):
+    """Only what a retry can fix is retryable: a busy SQLite database is (503
+    store_unavailable, no SQL or path); it stays an OperationalError for code that waits."""
+    import sqlite3
+
+    from remem.errors import StoreUnavailable
+    from remem.stores.sqlite.connection import connect
+
+    path = str(tmp_path / "busy.db")
+    holder = connect(path)
+    waiter = connect(path, busy_timeout_ms=50)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(StoreUnavailable) as info:
+            waiter.execute("BEGIN IMMEDIATE")
+        assert info.value.retryable and info.value.http_status == 503
+        assert isinstance(info.value, sqlite3.OperationalError)
+        assert path not in info.value.message and "BEGIN" not in info.value.message
+        holder.execute("ROLLBACK")
+        waiter.execute("BEGIN IMMEDIATE")  # free again: the retry succeeds
+        waiter.execute("ROLLBACK")
+    finally:
+        holder.close()
+        waiter.close()

@@ -48,8 +48,9 @@ class TranslatingConnection(sqlite3.Connection):
     """A connection that translates driver errors caused by input at the adapter boundary.
 
     A parameter SQLite cannot bind (a list or dict where an id goes, an integer over 64
-    bits, text with a lone surrogate) becomes ``InvalidInput``, whose message carries no
-    SQL or path. Other errors (locks included) pass unchanged.
+    bits, text with a lone surrogate) becomes ``InvalidInput``; a lock still held after the
+    busy timeout becomes ``SQLiteBusy`` (a retryable ``StoreUnavailable`` that is still a
+    ``sqlite3.OperationalError``). No message carries SQL or a path. Other errors pass.
     """
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
@@ -65,6 +66,12 @@ class TranslatingConnection(sqlite3.Connection):
             raise _translated(exc) from exc
 
 
+class SQLiteBusy(StoreUnavailable, sqlite3.OperationalError):
+    """Another connection held the database lock past the busy timeout; retrying can succeed.
+    Also a ``sqlite3.OperationalError``, so code that waits on a busy database still sees
+    one."""
+
+
 def _translated(exc: Exception) -> Exception:
     if isinstance(exc, UnicodeEncodeError):
         return InvalidInput("Text contains a lone UTF-16 surrogate; it cannot be stored as "
@@ -73,6 +80,10 @@ def _translated(exc: Exception) -> Exception:
             isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError))
             and ("binding parameter" in str(exc) or "not supported" in str(exc))):
         return InvalidInput(_WRONG_TYPE)
+    if isinstance(exc, sqlite3.OperationalError) and (
+            "database is locked" in str(exc) or "database table is locked" in str(exc)):
+        return SQLiteBusy("The SQLite database is locked by another connection (busy past "
+                          "the busy timeout); retry.")
     return exc
 
 
