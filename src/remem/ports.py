@@ -15,7 +15,6 @@ import numpy as np
 
 if TYPE_CHECKING:
     from remem.domain.ledger import ChainBreak
-    from remem.domain.events import Event
     from remem.domain.fold import ItemRecord, Projection
 
 
@@ -71,15 +70,6 @@ class UnitOfWork(Protocol):
 
         Raises:
             HeadMoved: another writer already holds one of the seqs (retryable).
-        """
-        ...
-
-    def append(self, events: Sequence[Event], *, actor: str, at: str,
-               expected_seq: int) -> list[dict[str, Any]]:
-        """Thin alias of ``service.writer.append_events`` for callers not yet moved.
-
-        Raises:
-            HeadMoved: the head is no longer ``expected_seq`` (retryable: decide again).
         """
         ...
 

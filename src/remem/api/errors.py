@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -39,7 +40,25 @@ def remem_error_response(exc: RememError) -> JSONResponse:
         headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     if isinstance(exc, Unauthenticated):
         headers["WWW-Authenticate"] = "Bearer"
-    return JSONResponse({"error": exc.to_dict()}, status_code=exc.http_status, headers=headers)
+    return JSONResponse({"error": encodable(exc.to_dict())}, status_code=exc.http_status,
+                        headers=headers)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(value: Any, depth: int = 0) -> Any:
+    """The value with every lone surrogate (which UTF-8 cannot encode) replaced by U+FFFD,
+    so an error that quotes the caller's input can always be sent."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if depth > 64:
+        return None
+    if isinstance(value, dict):
+        return {encodable(k, depth + 1): encodable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(v, depth + 1) for v in value]
+    return value
 
 
 async def _remem_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,4 +1,9 @@
-"""Router factory: one error schema for every documented status, and request serialisation.
+"""Router factory: one error schema for every documented status, strict JSON bodies, and
+request serialisation.
+
+A route with a JSON body parses it with :func:`remem.domain.jsondoc.loads` before FastAPI
+sees it: invalid UTF-8, nesting over 64 deep, duplicate fields, NaN/Infinity and lone
+surrogates get 400 ``invalid_input`` (never a RecursionError or a 500), and nothing runs.
 
 The embedded SQLite store shares one connection between threads, so its handlers (and the
 token lookup) run one request at a time under an async lock; waiting requests hold no worker
@@ -11,9 +16,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
 from remem.api.schemas import ErrorOut
+from remem.domain import jsondoc
+from remem.errors import InvalidInput
 
 _ERROR_STATUSES = {
     400: "Invalid input (instantKV limits); nothing was written.",
@@ -31,12 +39,18 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 class SerializedRoute(APIRoute):
-    """An APIRoute whose whole handling runs under ``app.state.store_lock`` when set."""
+    """An APIRoute whose JSON body is parsed strictly first and whose whole handling runs
+    under ``app.state.store_lock`` when set."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        has_body = self.body_field is not None
 
         async def serialized(request: Request) -> Response:
+            if has_body and _is_json(request):
+                body = await request.body()
+                if body:  # FastAPI reads the cached parse instead of json.loads
+                    request._json = _strict_json(body)
             lock = request.app.state.store_lock
             if lock is None:
                 return await handler(request)
@@ -44,6 +58,28 @@ class SerializedRoute(APIRoute):
                 return await handler(request)
 
         return serialized
+
+
+def _strict_json(body: bytes) -> Any:
+    """The parsed body; a syntax error stays FastAPI's 422 ``json_invalid``."""
+    try:
+        return jsondoc.loads(body)
+    except InvalidInput as exc:
+        if exc.details.get("reason") != "syntax":
+            raise
+        raise RequestValidationError([{
+            "type": "json_invalid", "loc": ("body", exc.details["position"]),
+            "msg": "JSON decode error", "input": {}}]) from None
+
+
+def _is_json(request: Request) -> bool:
+    """As FastAPI decides: no content type, ``application/json`` or ``application/*+json``."""
+    value = request.headers.get("content-type")
+    if not value:
+        return True
+    kind = value.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (kind.startswith("application/")
+                                          and kind.endswith("+json"))
 
 
 def make_router(tags: list[str], prefix: str = "") -> APIRouter:

@@ -14,8 +14,9 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from remem.domain.limits import MAX_QUOTE_BYTES, MAX_SOURCE_ID_BYTES
 
 #: Documented (not enforced here): the service checks scopes and keys and answers 400 with a
-#: message naming the field, the problem and the fix.
-SCOPE_PATTERN = r"^(agent|user|org|project|thread|session):[^\s:][^\s]{0,126}$"
+#: message naming the field, the problem and the fix. A scope handle's id has no whitespace,
+#: control characters or '*' (never a wildcard) and is in Unicode NFC.
+SCOPE_PATTERN = r"^(agent|user|org|project|thread|session):[^\s:*][^\s*]{0,126}$"
 KEY_PATTERN = r"^[a-z][a-z0-9_]{0,127}$"
 ScopeStr = Field(min_length=3, max_length=128, examples=["user:alice"],
                  json_schema_extra={"pattern": SCOPE_PATTERN},

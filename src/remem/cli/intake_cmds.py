@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -79,13 +77,10 @@ def register(app: typer.Typer) -> None:
                                               help="KIP request JSON, or - for stdin.")]) -> None:
         """Serve one KIP 2.0 Memory Interface request."""
         def body():
-            data = sys.stdin.read() if file == "-" else Path(file).read_text()
-            try:
-                req = json.loads(data)
-            except json.JSONDecodeError as exc:
-                from remem.errors import InvalidInput
+            from remem.cli.main import read_input
+            from remem.domain import jsondoc
 
-                raise InvalidInput(f"request is not JSON: {exc.msg}", field="file") from exc
+            req = jsondoc.loads(read_input(file, "file"), field="request")
             out = current_memory().kip(req)
             emit(out, json_text(out))
         run(body)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from remem.cli.output import (
     say,
     value_text,
 )
+from remem.domain import jsondoc
 from remem.errors import InvalidInput, RememError
 
 app = typer.Typer(help="remem: long-term memory for LLM agents.", no_args_is_help=True,
@@ -96,22 +96,21 @@ def read_input(path: str | Path, option: str) -> bytes:
 
 
 def read_json_file(path: str | Path, option: str) -> Any:
-    """Parsed JSON of a file; bad JSON is InvalidInput naming the option."""
-    try:
-        return json.loads(read_input(path, option))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"--{option} {str(path)!r} is not valid JSON ({exc}).",
-                           field=option) from exc
+    """Parsed JSON of a file (strict: ``domain.jsondoc``); bad JSON is InvalidInput naming
+    the option."""
+    return jsondoc.loads(read_input(path, option), field=f"--{option}")
 
 
 def parse_json_value(text: str, as_json: bool) -> Any:
     if not as_json:
         return text
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--json-value: {text!r} is not JSON ({exc.msg}).",
-                           field="value") from exc
+        return jsondoc.loads(text, field="value")
+    except InvalidInput as exc:
+        if exc.details.get("reason") != "syntax":
+            raise
+        raise InvalidInput(f"--json-value: {text!r} is not JSON; quote text or drop "
+                           "--json-value.", field="value") from None
 
 
 # --- memory admin ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from remem.domain.canonical import normalize_text
+from remem.domain.jsondoc import check_json_text, has_lone_surrogate, lone_surrogate
 from remem.domain.model import Candidate, Kind
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
@@ -19,6 +20,9 @@ from remem.errors import InvalidInput
 MAX_SCOPE_BYTES = 128
 MAX_KEY_BYTES = 128
 MAX_VALUE_BYTES = 1024
+#: Deepest container nesting of a value (``[[1]]`` is 2 deep); checked before anything
+#: recursive looks at the value.
+MAX_VALUE_DEPTH = 32
 MAX_QUOTE_BYTES = 512
 MAX_SOURCE_ID_BYTES = 256
 MAX_APPLY_BYTES = 65_536
@@ -34,8 +38,24 @@ def _bytes(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
+def check_depth(value: Any, field: str = "value", limit: int = MAX_VALUE_DEPTH) -> None:
+    """Raises InvalidInput when lists/dicts nest deeper than ``limit`` (iterative: safe on a
+    value of any depth, even one that would overflow the interpreter's recursion limit)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (list, dict)):
+            if depth + 1 > limit:
+                raise InvalidInput(f"{field} nests lists/objects more than {limit} deep; "
+                                   "flatten it.", field=field, limit=limit)
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+
+
 def check_finite(value: Any, field: str = "value") -> None:
-    """Rejects NaN and infinities, and anything that is not JSON, anywhere inside a value."""
+    """Rejects NaN and infinities, and anything that is not JSON, anywhere inside a value.
+
+    Callers check the depth first (``check_depth``): this walk is recursive.
+    """
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInput(f"{field} contains a non-finite number ({value}); use a finite "
                            "number or a string.", field=field)
@@ -62,6 +82,8 @@ def check_value(value: Any, key: str) -> None:
     if not isinstance(value, (str, int, float, bool, list, dict)):
         raise InvalidInput(f"value has type {type(value).__name__}; use a JSON value "
                            "(string, number, boolean, list or object).", field="value")
+    check_depth(value)
+    check_json_text(value)  # lone surrogates cannot be stored as UTF-8
     check_finite(value)
     size = _bytes(json.dumps(value, ensure_ascii=False)) if not isinstance(value, str) \
         else _bytes(value)
@@ -98,6 +120,8 @@ def check_text(text: str | None, field: str, limit: int) -> None:
         return
     if not isinstance(text, str):
         raise InvalidInput(f"{field} must be a string.", field=field)
+    if has_lone_surrogate(text):
+        raise lone_surrogate(field)
     if "\x00" in text:  # PostgreSQL text cannot hold NUL; refused on every backend alike
         raise InvalidInput(f"{field} contains a NUL character (\\x00); remove it.",
                            field=field)

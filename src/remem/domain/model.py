@@ -6,6 +6,7 @@ Plain frozen dataclasses and StrEnums; no pydantic, no I/O.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -104,9 +105,14 @@ class Verdict(StrEnum):
     CONFLICT = "CONFLICT"
 
 
-# \Z, not $: "$" also matches before a trailing newline. Ids exclude spaces and controls.
+# \Z, not $: "$" also matches before a trailing newline. A canonical scope handle is a
+# lower-case kind, ':' and an id of printable characters: no whitespace, no control or
+# surrogate code points, no '*' (never a wildcard), not starting with ':'; format
+# characters (zero-width, bidi) and ids not in Unicode NFC are refused in Scope.parse, so
+# no two handles that look alike name different scopes.
+_ID_BAD = "\\s\x00-\x1f\x7f-\x9f*\ud800-\udfff"
 _SCOPE_RE = re.compile(r"^(agent|user|org|project|thread|session):"
-                       r"([^\s:\x00-\x1f\x7f][^\s\x00-\x1f\x7f]{0,126})\Z")
+                       f"([^{_ID_BAD}:][^{_ID_BAD}]{{0,126}})\\Z")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}\Z")
 
 
@@ -115,7 +121,9 @@ class Scope:
     """Whose memory a thing is: ``<kind>:<id>`` such as ``user:alice``.
 
     Raises:
-        InvalidInput: unknown scope kind, empty id, whitespace, or over 128 UTF-8 bytes.
+        InvalidInput: unknown or upper-case scope kind, empty id, whitespace, control,
+            format or surrogate characters, '*', an id not in Unicode NFC, or over 128
+            UTF-8 bytes.
     """
 
     kind: ScopeKind
@@ -125,22 +133,32 @@ class Scope:
     def parse(cls, text: str) -> Scope:
         if not isinstance(text, str):
             raise InvalidInput("scope must be a string like 'user:alice'.", field="scope")
-        if len(text.encode()) > 128:
+        if len(text.encode("utf-8", "surrogatepass")) > 128:
             raise InvalidInput(
                 "scope is longer than 128 UTF-8 bytes; use a shorter id.", field="scope"
             )
         m = _SCOPE_RE.match(text)
-        if not m:
+        if not m or not _canonical_id(m.group(2)):
             kinds = ", ".join(k.value for k in ScopeKind)
+            shown = text.encode("ascii", "backslashreplace").decode()
             raise InvalidInput(
-                f"scope {text!r} is not '<kind>:<id>' with kind one of {kinds} and an id "
-                "without spaces; for example 'user:alice'.",
+                f"scope {shown!r} is not a scope handle '<kind>:<id>': kind one of {kinds} "
+                "(lower case), id without spaces, control characters or '*' (no "
+                "wildcards); for example 'user:alice'.",
                 field="scope",
             )
         return cls(ScopeKind(m.group(1)), m.group(2))
 
     def __str__(self) -> str:
         return f"{self.kind.value}:{self.id}"
+
+
+def _canonical_id(scope_id: str) -> bool:
+    """No format characters (zero-width, bidi controls) and in Unicode NFC."""
+    if scope_id.isascii():
+        return True
+    return (unicodedata.normalize("NFC", scope_id) == scope_id
+            and not any(unicodedata.category(ch) == "Cf" for ch in scope_id))
 
 
 def parse_key(text: str) -> str:

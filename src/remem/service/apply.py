@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from remem.domain.jsondoc import MAX_DOCUMENT_DEPTH, check_text_depth
 from remem.domain.limits import MAX_APPLY_BYTES, MAX_PROPOSALS, parse_kind
 from remem.domain.model import Authority, Scope, Source, parse_key
 from remem.domain.timefmt import from_ms
@@ -59,17 +60,29 @@ def parse_document(text: str | bytes) -> list[dict[str, Any]]:
     """Parses a proposal file: one proposal or ``{"proposals": [...], "applied": false}``.
 
     Raises:
-        InvalidInput: over 65,536 bytes, invalid JSON, duplicate fields, non-finite numbers,
-            a bare array, ``applied: true``, or more than eight proposals.
+        InvalidInput: over 65,536 bytes, not UTF-8, invalid JSON, nested over 64 deep,
+            duplicate fields, non-finite numbers, a bare array, ``applied: true``, or more
+            than eight proposals.
     """
-    data = text.encode() if isinstance(text, str) else text
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if len(data) > MAX_APPLY_BYTES:
         raise InvalidInput(f"input is {len(data)} bytes; apply accepts at most "
                            f"{MAX_APPLY_BYTES}.", field="input")
     try:
-        doc = json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_bad_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"input is not valid JSON: {exc}", field="input") from exc
+        decoded = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("input is not valid UTF-8; send UTF-8 encoded JSON.",
+                           field="input") from None
+    check_text_depth(decoded, MAX_DOCUMENT_DEPTH, "input")  # before the recursive parser
+    try:
+        doc = json.loads(decoded, object_pairs_hook=_no_duplicates,
+                         parse_constant=_bad_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"input is not valid JSON ({exc.msg} at line {exc.lineno} column "
+                           f"{exc.colno}).", field="input") from None
+    except ValueError:  # an integer over 4,300 digits
+        raise InvalidInput("input holds a number with too many digits.",
+                           field="input") from None
     if isinstance(doc, list):
         raise InvalidInput('a bare array is not accepted; wrap it as {"proposals": [...], '
                            '"applied": false}.', field="input")
@@ -191,8 +204,8 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
     """
     from remem.service.candidates import candidate
 
-    if default_scope is None:
-        default_scope = memory.principal.scope
+    default_scope = (memory.principal.scope if default_scope is None
+                     else memory.guard.write(default_scope))
     proposals = [validate_proposal(p, i, default_scope) for i, p in enumerate(parse_document(text))]
     for i, p in enumerate(proposals):  # validate values/limits/scopes of all before any write
         try:

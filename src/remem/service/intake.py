@@ -102,6 +102,9 @@ class Intake:
             InvalidInput: bad input (nothing recorded).
             IdempotencyConflict: the key was used with a different meaning.
         """
+        from remem.service.sources import DEFAULT_RUN, validate_observation
+
+        validate_observation(scope, text, role, kind, run_id or DEFAULT_RUN, source_id, actor)
         key = idempotency_key or (f"source:{run_id or 'default'}:{source_id}"
                                   if source_id else None)
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(

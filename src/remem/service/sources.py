@@ -38,7 +38,7 @@ from remem.service.writer import append_events
 DEFAULT_RUN = "default"
 
 
-def _validate(scope: str, text: str, role: str, kind: str, run_id: str,
+def validate_observation(scope: str, text: str, role: str, kind: str, run_id: str,
               source_id: str | None, actor: str | None) -> None:
     Scope.parse(scope)
     if not isinstance(text, str) or not text.strip():
@@ -116,7 +116,7 @@ class SourceService:
             EmbeddingMismatch: the memory was embedded with another model.
         """
         run_id = run_id or DEFAULT_RUN
-        _validate(scope, text, role, kind, run_id, source_id, actor)
+        validate_observation(scope, text, role, kind, run_id, source_id, actor)
         at_given = to_iso(occurred_at) if occurred_at is not None else None
         sid = _source_id(source_id, idempotency_key)
         want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,

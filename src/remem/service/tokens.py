@@ -11,6 +11,9 @@ to one memory, one role and one subject:
   reads its own scope and every ``agent:*`` scope of the memory, and writes only its own scope.
   So agent scopes (identity, rules) are written only by their agent or by an ``admin`` subject.
 - a token of memory M reaches nothing in memory N.
+- a subject is ``admin`` or a canonical scope handle (``Scope.parse``): no wildcards
+  (``user:*``, ``*``), no case or whitespace variants. A stored token whose subject is not
+  (one made before this rule) no longer authenticates.
 """
 
 from __future__ import annotations
@@ -115,7 +118,8 @@ class Tokens:
         presented = _digest(token) if isinstance(token, str) else ""
         stored = row["secret_hash"] if row else _DUMMY_HASH
         ok = hmac.compare_digest(stored.encode(), presented.encode())
-        if not ok or row is None or row["revoked_at"] is not None:
+        if not ok or row is None or row["revoked_at"] is not None \
+                or not _valid_subject(row["subject"]):  # e.g. 'user:*' from before the rule
             raise Unauthenticated(_BAD_TOKEN)
         return Principal(row["memory_id"], Role(row["role"]), row["subject"], row["token_id"])
 
@@ -133,6 +137,8 @@ def _role(role: Any) -> Role:
 
 
 def _subject(subject: Any) -> str:
+    """'admin' or a canonical scope handle (``Scope.parse``: no wildcards, no case or
+    whitespace variants)."""
     if subject == ADMIN_SUBJECT:
         return subject
     try:
@@ -140,6 +146,13 @@ def _subject(subject: Any) -> str:
     except InvalidInput as exc:
         raise InvalidInput(f"subject {subject!r} must be 'admin' or a scope handle such as "
                            "'user:alice' or 'agent:bot'.", field="subject") from exc
+
+
+def _valid_subject(subject: Any) -> bool:
+    try:
+        return _subject(subject) == subject
+    except InvalidInput:
+        return False
 
 
 def _info(row: dict[str, Any]) -> TokenInfo:

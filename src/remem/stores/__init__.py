@@ -7,6 +7,13 @@ from pathlib import Path
 from remem.errors import InvalidInput
 
 
+def names_a_row(row_id: object) -> bool:
+    """Whether a caller's id could name a stored row: a string without NUL (ids in every
+    table are such strings). Lookups answer "not found" for anything else instead of
+    sending a list, a number or a NUL to the driver."""
+    return isinstance(row_id, str) and "\x00" not in row_id
+
+
 def open_store(url: str | Path, **options):
     """Opens a store: a file path or ``sqlite:///path`` -> SQLiteStore;
     ``postgresql://`` -> PostgresStore (extra ``remem[postgres]``).

@@ -10,6 +10,7 @@ memory's partitions are locked (and the store works behind PgBouncer in transact
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -27,6 +28,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from remem.errors import HeadMoved, InvalidInput, StoreUnavailable
 from remem.stores.sql.migrate import migration_files
 
+log = logging.getLogger("remem.store")
+
 MIGRATIONS_PACKAGE = "remem.stores.postgres.migrations"
 #: Advisory lock key serialising migrations across processes (hashtext('remem.migrations')).
 MIGRATION_LOCK = 0x72656D656D  # "remem"
@@ -42,28 +45,57 @@ def redacted(url: str) -> str:
 def translated(url: str) -> Iterator[None]:
     """Translates driver errors at the adapter boundary (``raise ... from exc``).
 
-    Serialization failures and deadlocks become ``HeadMoved`` (retryable: decide again);
-    lost or refused connections become ``StoreUnavailable``. Other errors are bugs and pass.
+    No message or detail carries SQL, the host, port, database name or a driver message
+    (those go to the ``remem.store`` log only). Retryable only where a retry can succeed:
+
+    - serialization failures and deadlocks become ``HeadMoved`` (retryable: decide again);
+    - an exhausted pool, lost or refused connections become ``StoreUnavailable``
+      (retryable);
+    - input the database refuses (NUL or untranslatable characters, over-long words,
+      out-of-range numbers, a parameter of a type the column cannot hold) becomes
+      ``InvalidInput`` (not retryable: the same input fails again).
+
+    Other errors are bugs and pass.
     """
     try:
         yield
     except (pgerr.SerializationFailure, pgerr.DeadlockDetected) as exc:
         raise HeadMoved(f"Concurrent writers collided ({exc.sqlstate}); decide again.") from exc
     except PoolTimeout as exc:
-        raise StoreUnavailable(f"No PostgreSQL connection to {redacted(url)} became available: "
-                               f"{exc}. Check the server and the pool size.",
-                               db=redacted(url)) from exc
+        log.warning("no pooled connection to %s: %s", redacted(url), exc)
+        raise StoreUnavailable("No PostgreSQL connection became available in time; retry, "
+                               "or raise the pool size.") from exc
     except (pgerr.UntranslatableCharacter, pgerr.CharacterNotInRepertoire) as exc:
         raise InvalidInput("Text contains a character PostgreSQL cannot store (NUL, \\u0000);"
                            " remove it.", field="text") from exc
+    except pgerr.ProgramLimitExceeded as exc:  # e.g. a word over 2,047 bytes in a tsquery
+        log.info("input over a PostgreSQL limit: %s", exc.sqlstate)
+        raise InvalidInput("Input exceeds a storage limit (a word over 2,047 bytes, or a "
+                           "value too large to index); shorten it.") from exc
     except psycopg.DataError as exc:
-        if "NUL" not in str(exc):  # psycopg refuses NUL in text parameters client-side
+        if "NUL" in str(exc):  # psycopg refuses NUL in text parameters client-side
+            raise InvalidInput("Text contains a NUL character (\\x00); remove it.",
+                               field="text") from exc
+        log.info("input refused by PostgreSQL: %s", exc.sqlstate)
+        raise InvalidInput("Input has a value the store cannot hold (out of range or of "
+                           "the wrong type); check the request.") from exc
+    except pgerr.UndefinedFunction as exc:  # text = integer: a non-string id reached SQL
+        if "operator does not exist" not in str(exc):
             raise
-        raise InvalidInput("Text contains a NUL character (\\x00); remove it.",
-                           field="text") from exc
+        raise InvalidInput(_WRONG_TYPE) from exc
+    except psycopg.ProgrammingError as exc:
+        if not str(exc).startswith("cannot adapt type"):  # a list/dict where a string goes
+            raise
+        raise InvalidInput(_WRONG_TYPE) from exc
     except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-        raise StoreUnavailable(f"PostgreSQL at {redacted(url)} is unavailable: "
-                               f"{str(exc).strip()}", db=redacted(url)) from exc
+        log.warning("PostgreSQL at %s is unavailable: %s", redacted(url), str(exc).strip())
+        raise StoreUnavailable("PostgreSQL is unavailable (connection refused, lost or timed "
+                               "out); check that the server is running and the database URL "
+                               "(REMEM_DATABASE_URL or --db), then retry.") from exc
+
+
+_WRONG_TYPE = ("An id, cursor or value has the wrong JSON type (ids and cursors are strings); "
+               "check the request.")
 
 
 def migrate(conn: psycopg.Connection) -> list[int]:
@@ -167,11 +199,11 @@ class Database:
                 try:
                     migrate(conn)
                 except pgerr.InsufficientPrivilege as exc:
+                    log.warning("cannot migrate %s: %s", redacted(self.url), exc)
                     raise StoreUnavailable(
-                        f"Cannot migrate the remem schema in {redacted(self.url)}: {exc}. "
-                        "Run the first open as the schema owner; the extensions vector and "
-                        "pg_trgm must be creatable (or created by a superuser).",
-                        db=redacted(self.url)) from exc
+                        "Cannot migrate the remem schema: permission denied. Run the first "
+                        "open as the schema owner; the extensions vector and pg_trgm must be "
+                        "creatable (or created by a superuser).") from exc
             pool = ConnectionPool(
                 self.url, min_size=1, max_size=self.max_connections, open=False,
                 timeout=self.connect_timeout_s, name="remem", configure=_configure,

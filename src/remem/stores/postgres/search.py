@@ -39,7 +39,7 @@ from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, scope_term
 from remem.stores.postgres import sources as source_sql
 from remem.stores.postgres.connection import partition_name
-from remem.stores.sqlite.search import RecallRow
+from remem.stores.sql.rows import RecallRow
 
 __all__ = ["DOC_ITEM", "DOC_SOURCE", "PostgresSearchIndex", "SearchSnapshot", "SearchWriter",
            "tsquery_literal", "tsvector_literal"]
@@ -251,7 +251,10 @@ class SearchSnapshot:
             ) -> list[tuple[str, str]]:
         """(doc id, scope) of documents containing any of the terms in the scopes, best
         ``ts_rank`` first (ties by doc id). See :meth:`_affordable` for dropped terms."""
-        folded = [t for t in dict.fromkeys(_fold(t) for t in terms) if t]
+        # A word over the lexeme limit is never indexed (tsvector_literal drops it), so it
+        # cannot match; PostgreSQL would refuse it in a tsquery.
+        folded = [t for t in dict.fromkeys(_fold(t) for t in terms)
+                  if t and len(t.encode()) <= _MAX_LEXEME_BYTES]
         if not folded or not scopes:
             return []
         folded, share = self._affordable(folded, scopes)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from remem.errors import CursorMismatch, InvalidInput, NotFoundOrNotVisible
+from remem.stores import names_a_row
 from remem.stores.sql.dialect import as_dict
 from remem.stores.sql.store import SqlStore
 
@@ -128,7 +129,7 @@ class SqlJobs(SqlStore):
 
     def receipt(self, memory_id: str, receipt_id: str) -> dict[str, Any]:
         row = self._one("SELECT * FROM receipts WHERE memory_id=? AND receipt_id=?",
-                        (memory_id, receipt_id))
+                        (memory_id, receipt_id)) if names_a_row(receipt_id) else None
         if row is None:
             raise NotFoundOrNotVisible(f"No receipt {receipt_id!r} visible in this memory.",
                                        receipt_id=receipt_id)
@@ -208,6 +209,8 @@ class SqlJobs(SqlStore):
     # --- derive support --------------------------------------------------------------------
     def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None:
         """A source row (text is None once redacted)."""
+        if not names_a_row(source_id):
+            return None
         return self._one("SELECT * FROM sources WHERE memory_id=? AND source_id=?",
                          (memory_id, source_id))
 
@@ -226,7 +229,7 @@ class SqlJobs(SqlStore):
 
     def items_from_source(self, memory_id: str, source_id: str) -> list[str]:
         """Items whose provenance names the source."""
-        rows = self._all("SELECT DISTINCT item_id FROM provenance WHERE memory_id=? AND "
-                         "source_id=? ORDER BY " + self.dialect.bytewise("item_id"),
+        rows = self._all("SELECT item_id FROM provenance WHERE memory_id=? AND "
+                         "source_id=? GROUP BY item_id ORDER BY " + self.dialect.bytewise("item_id"),
                          (memory_id, source_id))
         return [r["item_id"] for r in rows]

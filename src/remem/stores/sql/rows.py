@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, NamedTuple
 
 from remem.domain.fold import ItemRecord
 from remem.stores.sql.dialect import Dialect
@@ -30,3 +30,20 @@ def row_to_item(row: Any) -> ItemRecord:
     for c in _BOOL:
         data[c] = bool(data[c])
     return ItemRecord(**data)
+
+
+class RecallRow(NamedTuple):
+    """The columns of an item that recall filters and renders (a light ``ItemRecord``)."""
+
+    item_id: str
+    scope: str
+    key: str
+    kind: str
+    cardinality: str
+    status: str
+    revision: int
+    valid_at: str
+    invalid_at: str | None
+    valid_until: str | None
+    payload_id: str
+    source_id: str | None

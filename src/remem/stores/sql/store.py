@@ -17,6 +17,7 @@ from remem.domain.events import upcast
 from remem.domain.fold import ItemRecord, Projection
 from remem.domain.ledger import ChainBreak, verify_chain
 from remem.errors import AlreadyExists, IntegrityError, NotFound
+from remem.stores import names_a_row
 from remem.stores.sql.dialect import Dialect, as_dict
 from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import save_projection
@@ -150,6 +151,8 @@ class SqlStore:
 
     # --- reads ---------------------------------------------------------------------------
     def item(self, memory_id: str, item_id: str) -> ItemRecord | None:
+        if not names_a_row(item_id):
+            return None
         row = self._one("SELECT * FROM items WHERE memory_id=? AND item_id=?",
                         (memory_id, item_id))
         return row_to_item(row) if row else None

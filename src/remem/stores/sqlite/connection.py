@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from remem.errors import StoreUnavailable
+from remem.errors import InvalidInput, StoreUnavailable
 from remem.stores.sql.migrate import migration_files
 
 MIGRATIONS_PACKAGE = "remem.stores.sqlite.migrations"
@@ -26,7 +28,7 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
                                    path=path)
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
-                               check_same_thread=False)
+                               check_same_thread=False, factory=TranslatingConnection)
         conn.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         _enable_wal(conn, busy_timeout_ms)
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -36,6 +38,53 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(f"Cannot open SQLite database {path!r}: {exc}", path=path) from exc
     return conn
+
+
+_WRONG_TYPE = ("An id, cursor or value has the wrong JSON type or is out of range (ids and "
+               "cursors are strings, numbers fit 64 bits); check the request.")
+
+
+class TranslatingConnection(sqlite3.Connection):
+    """A connection that translates driver errors caused by input at the adapter boundary.
+
+    A parameter SQLite cannot bind (a list or dict where an id goes, an integer over 64
+    bits, text with a lone surrogate) becomes ``InvalidInput``; a lock still held after the
+    busy timeout becomes ``SQLiteBusy`` (a retryable ``StoreUnavailable`` that is still a
+    ``sqlite3.OperationalError``). No message carries SQL or a path. Other errors pass.
+    """
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except Exception as exc:
+            raise _translated(exc) from exc
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except Exception as exc:
+            raise _translated(exc) from exc
+
+
+class SQLiteBusy(StoreUnavailable, sqlite3.OperationalError):
+    """Another connection held the database lock past the busy timeout; retrying can succeed.
+    Also a ``sqlite3.OperationalError``, so code that waits on a busy database still sees
+    one."""
+
+
+def _translated(exc: Exception) -> Exception:
+    if isinstance(exc, UnicodeEncodeError):
+        return InvalidInput("Text contains a lone UTF-16 surrogate; it cannot be stored as "
+                            "UTF-8. Send valid Unicode.", field="text")
+    if isinstance(exc, OverflowError) or (
+            isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError))
+            and ("binding parameter" in str(exc) or "not supported" in str(exc))):
+        return InvalidInput(_WRONG_TYPE)
+    if isinstance(exc, sqlite3.OperationalError) and (
+            "database is locked" in str(exc) or "database table is locked" in str(exc)):
+        return SQLiteBusy("The SQLite database is locked by another connection (busy past "
+                          "the busy timeout); retry.")
+    return exc
 
 
 def _enable_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:

@@ -30,13 +30,14 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
 from remem.stores.sqlite import sources as source_sql
+from remem.stores.sql.rows import RecallRow
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
 from remem.stores.sqlite.vecindex import VectorCache
 
@@ -45,23 +46,6 @@ __all__ = ["DOC_ITEM", "DOC_SOURCE", "RecallRow", "SQLiteSearchIndex", "SearchSn
            "redact_sources"]
 
 DOC_ITEM, DOC_SOURCE = "item", "source"
-
-
-class RecallRow(NamedTuple):
-    """The columns of an item that recall filters and renders (a light ``ItemRecord``)."""
-
-    item_id: str
-    scope: str
-    key: str
-    kind: str
-    cardinality: str
-    status: str
-    revision: int
-    valid_at: str
-    invalid_at: str | None
-    valid_until: str | None
-    payload_id: str
-    source_id: str | None
 
 
 FTS_RANK_CAP = 1500
