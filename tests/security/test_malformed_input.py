@@ -195,7 +195,7 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "source": {"id": "s-2"}, "idempotency_key": "i-2"}),
         ("POST", "/memory/{memory_id}/items/{item_id}/hold"): (f"{item}/hold", {"hold": True}),
         ("POST", "/memory/{memory_id}/items/{item_id}/retention"): (f"{item}/retention", {
-            "keep_until": "2030-01-01T00:00:00Z", "keep_days": 30}),
+            "keep_until": "2030-01-01T00:00:00Z"}),  # keep_days alone: the 383 case below
         ("POST", "/memory/{memory_id}/conflicts/{group_id}/resolve"): (
             "/memory/m1/conflicts/grp_x/resolve", {"keep": s.item_id}),
         ("POST", "/memories"): ("/memories", {"memory_id": "m1", "config": {}}),

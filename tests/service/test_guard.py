@@ -153,3 +153,80 @@ def test_agent_tools_are_bound_to_the_callers_principal(seeded):
     assert tools.memory.principal.subject == ALICE
     out = tools.call("SearchMemory", {"query": "Bobtown-secret city"})
     assert "Bobtown-secret" not in str(out)
+
+
+# --- found by trying it as an attacker (closing the holes for good) ---------------------------
+def test_a_scoped_token_cannot_cite_and_so_erase_another_scopes_source(seeded):
+    bob = as_(seeded, "writer", BOB)
+    bob.observe(BOB, "My secret password is hunter2bob", source_id="turn-1", derive=False)
+    alice = as_(seeded, "writer", ALICE)
+    w = alice.remember(ALICE, "k_x", "v", source={"id": "user:bob/turn-1", "text": "t"})
+    report = seeded.forget(w.item_id)  # the owner's forget covers every scope
+    assert report.state == "completed"
+    assert seeded.store.source(seeded.id, "user:bob/turn-1")["text"].startswith("My secret")
+    # payload_only forget of an item citing someone else's id answers like an unknown id
+    w2 = alice.remember(ALICE, "k_y", "v2", source={"id": "s-bob", "text": "t"})
+    out = kip(alice, "forget", {"target_ref": w2.item_id, "mode": "payload_only"})
+    assert out["result"]["sources"] == []
+    assert seeded.store.source(seeded.id, "s-bob")["text"] == "I work at Bobcorp-secret"
+
+
+def test_retention_of_a_scopes_item_never_redacts_other_scopes_sources(fixed_store, clock):
+    from datetime import timedelta
+
+    m = fixed_store.create_memory("m1")
+    m.observe(BOB, "Bob says his pin is 1234", source_id="b1", derive=False)
+    alice = as_(m, "writer", ALICE)
+    w = alice.remember(ALICE, "fav_word", "says")
+    alice.set_retention(w.item_id, keep_until=clock.now() - timedelta(days=1))
+    out = m.run_retention()
+    assert out["erased"] == [w.item_id]
+    assert out["reports"][0]["scopes"] == [ALICE]
+    assert m.store.source(m.id, "b1")["text"] == "Bob says his pin is 1234"
+
+
+def test_retention_takes_keep_until_or_keep_days_not_both(seeded):
+    from datetime import UTC, datetime
+
+    item = seeded.inspect(ALICE, "home_city").current[0].item_id
+    with pytest.raises(InvalidInput):
+        seeded.set_retention(item, keep_until=datetime(2030, 1, 1, tzinfo=UTC), keep_days=3)
+
+
+def test_token_subjects_cannot_contain_the_namespace_separator(store):
+    from remem.service.tokens import Tokens
+
+    with pytest.raises(InvalidInput):
+        Tokens(store).create("m1", "writer", "user:alice/x")
+
+
+def test_a_scoped_tokens_runs_are_its_own_chain_and_its_ledger_actor_is_itself(seeded):
+    seeded.observe(BOB, "one", source_id="r1", run_id="bobrun", derive=False)
+    seeded.observe(BOB, "two", source_id="r2", run_id="bobrun", derive=False)
+    alice = as_(seeded, "writer", ALICE)
+    r = alice.observe(ALICE, "hello there", source_id="a1", run_id="bobrun",
+                      actor="token:someone-else", derive=False)
+    assert r.sequence == 1 and r.run_id == "user:alice/bobrun"
+    last = list(seeded.store.events(seeded.id))[-1]
+    assert last["type"] == "source.recorded" and last["actor"] == alice.principal.actor
+
+
+def test_forgetting_a_number_erases_the_source_texts_that_state_it(memory):
+    memory.observe(ALICE, "My bank PIN is 73914628, keep it", source_id="p1", derive=False)
+    memory.observe(ALICE, "My street is Wallabyweg 42", source_id="p2", derive=False)
+    a = memory.remember(ALICE, "bank_pin", 73914628)
+    b = memory.remember(ALICE, "address", {"street": "Wallabyweg 42"})
+    for w in (a, b):
+        assert memory.forget(w.item_id).state == "completed"
+    assert memory.store.source(memory.id, "p1")["text"] is None
+    assert memory.store.source(memory.id, "p2")["text"] is None
+    assert "73914628" not in str(memory.recall(ALICE, "bank PIN", budget_tokens=400).to_dict())
+
+
+def test_the_cli_escapes_invisible_format_characters():
+    from remem.cli.output import escape_controls, json_text
+
+    raw = "a\u200bb\ufeffc\u2060d\u00ade\U000e0041f"
+    shown = escape_controls(raw)
+    assert shown == "a\\u200bb\\ufeffc\\u2060d\\xade\\U000e0041f"
+    assert json.loads(json_text({"v": raw}))["v"] == raw and "\u200b" not in json_text(raw)

@@ -35,7 +35,11 @@ from remem.errors import RememError
 console = Console(markup=False, highlight=False, emoji=False)
 err_console = Console(stderr=True, markup=False, highlight=False, emoji=False)
 
-_WIDE = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+# bidi and every other invisible format character (Unicode category Cf: soft hyphen, zero
+# widths, BOM, word joiner, interlinear annotations, the Tag block used to smuggle text),
+# line/paragraph separators and lone surrogates
+_WIDE = ("\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+         "\ud800-\udfff\U000e0000-\U000e007f")
 _UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_WIDE}]")
 _UNSAFE_KEEP_NEWLINES = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_WIDE}]")
 _UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_WIDE}]")  # json.dumps escapes C0 itself
@@ -47,7 +51,9 @@ def _visible(match: re.Match[str]) -> str:
     if ch in _NAMED:
         return _NAMED[ch]
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def escape_controls(text: Any, *, keep_newlines: bool = False) -> str:
@@ -67,7 +73,15 @@ def escape_controls(text: Any, *, keep_newlines: bool = False) -> str:
 def json_text(obj: Any, *, indent: int | None = 2) -> str:
     """Lossless JSON with every control, bidi and separator character ``\\u``-escaped."""
     text = json.dumps(to_jsonable(obj), ensure_ascii=False, indent=indent)
-    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _UNSAFE_IN_JSON.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # a JSON escape of an astral character is its UTF-16 surrogate pair
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 class State:

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 import rfc8785
@@ -92,3 +93,25 @@ def __getattr__(name: str) -> Any:
 
         return getattr(ledger, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def erasure_needles(values: Iterable[Any], *, min_chars: int = 3) -> set[str]:
+    """Normalised text forms of forgotten values to look for in source texts: every string
+    and number in the values (nested objects and lists included), NFKC-casefolded like
+    ``normalize_text``; forms shorter than ``min_chars`` are skipped (too common to mean the
+    value)."""
+    out: set[str] = set()
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif isinstance(v, int | float | str):
+            text = normalize_text(str(v))
+            if len(text.strip()) >= min_chars:
+                out.add(text)
+    return out

@@ -25,6 +25,8 @@ MAX_VALUE_BYTES = 1024
 MAX_VALUE_DEPTH = 32
 MAX_QUOTE_BYTES = 512
 MAX_SOURCE_ID_BYTES = 256
+#: A stored source id: a caller's id plus a scoped token's ``<scope>/`` namespace prefix.
+MAX_STORED_SOURCE_ID_BYTES = MAX_SOURCE_ID_BYTES + 129
 MAX_APPLY_BYTES = 65_536
 MAX_PROPOSALS = 8
 MAX_QUERY_BYTES = 16_384

@@ -13,6 +13,7 @@ chain still verifies (the digest stays) and the digest cannot be brute-forced wi
 from __future__ import annotations
 
 import json
+import unicodedata
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ ITEM_ID_PREFIX = "itm_"
 """Every item id starts with it (``decision``); source ids may not, so the two never collide in
 the search documents, where a source's document id is its source id."""
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-_RUN = re.compile(r"^[^\s]{1,128}$")
+_RUN = re.compile(r"^[^\s]{1,300}$")  # 128 for callers + a scoped token's scope prefix
 
 
 def entry_body(entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,6 +111,9 @@ def _check_entry(r: Mapping[str, Any], prev: str, expected: int) -> str | None:
     return None
 
 
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
 def check_source_fields(*, kind: str, run_id: str, source_id: str | None = None) -> None:
     """Validates a source kind (``user-message``), run id and source id.
 
@@ -117,6 +121,10 @@ def check_source_fields(*, kind: str, run_id: str, source_id: str | None = None)
         InvalidInput: kind not lower-case ``[a-z0-9_-]`` (<= 64), run id empty/with spaces, or
             a source id starting with the reserved item prefix ``itm_``.
     """
+    for field, name in (("source_id", source_id), ("run_id", run_id)):
+        if isinstance(name, str) and any(unicodedata.category(c) in _INVISIBLE for c in name):
+            raise InvalidInput(f"{field} contains a control or invisible format character; "
+                               "use printable characters only.", field=field)
     if isinstance(source_id, str) and source_id.startswith(ITEM_ID_PREFIX):
         raise InvalidInput(f"source id {source_id!r} starts with {ITEM_ID_PREFIX!r}, which is "
                            "reserved for item ids; choose another id.", field="source_id")

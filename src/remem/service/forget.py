@@ -252,6 +252,8 @@ class Forgetter:
                       keep_days: int | None = None, actor: str = "owner") -> dict:
         """Sets an item's keep_until directly or as created_at + keep_days."""
         rec = self.memory._item_record(item_id)
+        if keep_days is not None and keep_until is not None:
+            raise InvalidInput("Give keep_until or keep_days, not both.", field="keep_days")
         if keep_days is not None:
             if keep_days < 1:
                 raise InvalidInput("keep_days must be at least 1.", field="keep_days")
@@ -278,8 +280,10 @@ class Forgetter:
             if rec.item_id in done:
                 continue
             try:
+                # retention acts for the item's own scope: an expiring value never reaches
+                # into other scopes' sources (the value was chosen by that scope's writer)
                 rep = self._run(rec.scope, rec.key, [rec.item_id], None, "system:retention",
-                                "retention")
+                                "retention", scopes=[rec.scope])
             except LegalHoldActive:
                 blocked.append(rec.item_id)
                 continue

@@ -94,7 +94,8 @@ class Intake:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+                idempotency_key: str | None = None, derive: bool = True,
+                recorded_by: str | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``).
 
@@ -117,7 +118,8 @@ class Intake:
         src = self.ctx.sources.observe(scope, text, role=role, actor=actor,
                                           source_id=source_id, run_id=run_id,
                                           occurred_at=occurred_at, kind=kind,
-                                          idempotency_key=idempotency_key)
+                                          idempotency_key=idempotency_key,
+                                          recorded_by=recorded_by)
         key = key or f"source:{src.run_id}:{src.source_id}"
         now = to_iso(self.ctx.clock.now())
         row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],

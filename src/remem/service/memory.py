@@ -9,12 +9,14 @@ delegates to the memory's services (``MemoryContext``), built once per memory an
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
+from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
 from remem.domain.model import Authority, ItemStatus, Scope, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
@@ -59,6 +61,21 @@ class Memory:
     extractor = property(lambda self: self.ctx.extractor)
     judge = property(lambda self: self.ctx.judge)
 
+    def _candidate(self, scope: str, key: str, value: Any, kind: Any, valid_at: Any,
+                   source: Any, valid_until: Any) -> Any:
+        """A validated candidate; a scoped token's cited source id is in its namespace (it
+        can never cite, and so never erase or probe, another scope's source)."""
+        cand = candidate(self.ctx, scope, key, value, kind, valid_at, source, valid_until)
+        sid = self.guard.scoped_name(str(cand.scope), cand.source.id)
+        if sid != cand.source.id:
+            cand = replace(cand, source=replace(cand.source, id=sid))
+        return cand
+
+    def _recorder(self) -> str | None:
+        """Who the ledger records as recording a source: a token always as itself (the
+        speaker named in ``actor`` is content, never the audit identity)."""
+        return self.principal.actor if self.principal.token_id is not None else None
+
     def _actor(self, actor: str | None) -> str:
         """The ledger actor: always a token's own id; an in-process caller may name one."""
         if self.principal.token_id is None and actor:
@@ -94,7 +111,7 @@ class Memory:
             IdempotencyConflict: the key was used for a different request.
         """
         scope = self.guard.write(scope)
-        cand = candidate(self.ctx, scope, key, value, kind, valid_at, source, valid_until)
+        cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
             stated_valid_at=valid_at or cand.source.occurred_at,
@@ -115,9 +132,9 @@ class Memory:
         for i, st in enumerate(statements):
             try:
                 self.guard.write(st["scope"])
-                cand = candidate(self.ctx, st["scope"], st["key"], st.get("value"),
-                                 st.get("kind"), st.get("valid_at"), st.get("source"),
-                                 st.get("valid_until"))
+                cand = self._candidate(st["scope"], st["key"], st.get("value"),
+                                       st.get("kind"), st.get("valid_at"), st.get("source"),
+                                       st.get("valid_until"))
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -151,7 +168,7 @@ class Memory:
             cur = [i for i in self.store.key_items(self.id, scope, parse_key(key))
                    if i.status == "current"]
             kind = cur[0].kind if cur else None
-        cand = candidate(self.ctx, scope, key, value, kind, None, source, None)
+        cand = self._candidate(scope, key, value, kind, None, source, None)
         return self.ctx.writer.write(WriteRequest(
             cand, Authority.CORRECTION, self._actor(actor),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
@@ -269,12 +286,15 @@ class Memory:
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
         """
         scope = self.guard.write(scope)
+        check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)  # the caller's own id
         name = self.guard.scoped_name
+        if self.principal.token_id is not None and self.principal.scope is not None:
+            run_id = name(scope, run_id or "default")  # its own chain: no shared sequence
         return self.ctx.intake.observe(scope, text, role=role, actor=actor,
                                        source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
-                                       derive=derive)
+                                       derive=derive, recorded_by=self._recorder())
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

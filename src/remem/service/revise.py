@@ -94,8 +94,8 @@ def forget_ref(memory: Any, target_ref: Any, *, mode: str,
                 "items": [i for r in reports for i in r["items"]], "reports": reports,
                 "source": erased}
     if rec is not None:
-        source_ids = [rec.source_id] if rec.source_id and memory.store.source(
-            memory.id, rec.source_id) is not None else []
+        cited = guard.find_source(rec.source_id) if rec.source_id else None
+        source_ids = [cited["source_id"]] if cited is not None else []
     else:
         source_ids = [src["source_id"]]
     out = [memory.forget_source(s) for s in source_ids]

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.domain.events import Event, EventType
-from remem.domain.limits import MAX_OBSERVE_BYTES, MAX_SOURCE_ID_BYTES, ROLES, check_text
+from remem.domain.limits import MAX_OBSERVE_BYTES, MAX_STORED_SOURCE_ID_BYTES, ROLES, check_text
 from remem.domain.model import Scope
 from remem.domain.sourcelog import (
     check_source_fields,
@@ -48,7 +48,7 @@ def validate_observation(scope: str, text: str, role: str, kind: str, run_id: st
         raise InvalidInput(f"role {role!r} is not one of {sorted(ROLES)}.", field="role")
     check_source_fields(kind=kind, run_id=run_id, source_id=source_id)
     if source_id is not None:
-        check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)
+        check_text(source_id, "source_id", MAX_STORED_SOURCE_ID_BYTES)
         if not source_id.strip():
             raise InvalidInput("source_id is empty; omit it or give a stable id.",
                                field="source_id")
@@ -106,7 +106,8 @@ class SourceService:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None) -> SourceReceipt:
+                idempotency_key: str | None = None,
+                recorded_by: str | None = None) -> SourceReceipt:
         """Records a source; see the module docstring for identity rules.
 
         Raises:
@@ -153,5 +154,5 @@ class SourceService:
             stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
                 "source_id": sid, "run_id": run_id, "scope": scope,
                 "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
-                actor=actor or role, at=now, expected_seq=head)
+                actor=recorded_by or actor or role, at=now, expected_seq=head)
         return _receipt(row, stored[0]["seq"], replayed=False)

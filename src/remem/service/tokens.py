@@ -142,10 +142,14 @@ def _subject(subject: Any) -> str:
     if subject == ADMIN_SUBJECT:
         return subject
     try:
-        return str(Scope.parse(subject))
+        scope = str(Scope.parse(subject))
     except InvalidInput as exc:
         raise InvalidInput(f"subject {subject!r} must be 'admin' or a scope handle such as "
                            "'user:alice' or 'agent:bot'.", field="subject") from exc
+    if "/" in scope:  # '/' separates a scoped token's names from its scope (Guard)
+        raise InvalidInput(f"subject {subject!r}: a token's scope id may not contain '/'.",
+                           field="subject")
+    return scope
 
 
 def _valid_subject(subject: Any) -> bool:

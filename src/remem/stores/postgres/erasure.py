@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import tuple_row
 
-from remem.domain.canonical import normalize_text
+from remem.domain.canonical import erasure_needles, normalize_text
 
 FORGOTTEN_DIGEST = "forgotten"
 #: Partitioned tables whose rows hold erased text (or a digest of it), rewritten by the
@@ -63,9 +63,9 @@ def payload_values(conn: psycopg.Connection, memory_id: str,
 def sources_containing(conn: psycopg.Connection, memory_id: str,
                        scopes: Sequence[str] | None, values: Sequence[Any]) -> list[str]:
     """Unredacted sources of the scopes (None: every scope of the memory) whose text
-    contains one of the string values (normalised like SQLite: NFKC, casefold, collapsed
+    contains one of the values (strings and numbers, nested ones too) (normalised like SQLite: NFKC, casefold, collapsed
     whitespace)."""
-    needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
+    needles = erasure_needles(values)
     if not needles or scopes == []:
         return []
     out = []

@@ -37,9 +37,10 @@ from psycopg.rows import tuple_row
 
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, scope_term
-from remem.stores.postgres import sources as source_sql
+from remem.stores.sql import sources as source_sql
 from remem.stores.postgres.connection import partition_name
 from remem.stores.sql.rows import RecallRow
+from remem.stores.sql.sources import SourceLogWriter
 
 __all__ = ["DOC_ITEM", "DOC_SOURCE", "PostgresSearchIndex", "SearchSnapshot", "SearchWriter",
            "tsquery_literal", "tsvector_literal"]
@@ -112,7 +113,7 @@ def _hnsw_index(mno: int, model: str, dims: int) -> str:
     return f"vectors_m{mno}_hnsw_{tag}"
 
 
-class SearchWriter:
+class SearchWriter(SourceLogWriter):
     """Index writes inside a write transaction (a ``PostgresUnitOfWork``).
 
     Args:
@@ -208,16 +209,6 @@ class SearchWriter:
                     sql.Identifier(name)))
                 self._known.discard(name)
         return n
-
-    # --- sources ---------------------------------------------------------------------------
-    def source(self, source_id: str) -> dict[str, Any] | None:
-        return source_sql.get(self.conn, self.memory_id, source_id)
-
-    def run_head(self, run_id: str) -> tuple[int, str]:
-        return source_sql.run_head(self.conn, self.memory_id, run_id)
-
-    def insert_source(self, row: dict[str, Any]) -> None:
-        source_sql.insert(self.conn, {**row, "memory_id": self.memory_id})
 
     # --- profile renders -------------------------------------------------------------------
     def put_profile_render(self, activation_id: str, scopes: str, params: str, text: str,

@@ -82,3 +82,20 @@ def verify(conn: Any, memory_id: str) -> dict[str, Any]:
         conn, f"SELECT * FROM sources WHERE memory_id=? ORDER BY {d.bytewise('run_id')}, "
         "sequence", (memory_id,)).fetchall()]
     return check_sources([r for r in rows if r is not None], recorded)
+
+
+class SourceLogWriter:
+    """Source-log access for a search writer bound to ``conn`` and ``memory_id`` (both
+    backends' ``SearchWriter`` mix it in)."""
+
+    conn: Any
+    memory_id: str
+
+    def source(self, source_id: str) -> dict[str, Any] | None:
+        return get(self.conn, self.memory_id, source_id)
+
+    def run_head(self, run_id: str) -> tuple[int, str]:
+        return run_head(self.conn, self.memory_id, run_id)
+
+    def insert_source(self, row: dict[str, Any]) -> None:
+        insert(self.conn, {**row, "memory_id": self.memory_id})

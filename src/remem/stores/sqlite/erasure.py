@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from remem.domain.canonical import normalize_text
+from remem.domain.canonical import erasure_needles, normalize_text
 
 FORGOTTEN_DIGEST = "forgotten"
 
@@ -64,8 +64,8 @@ def _scope_filter(scopes: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
 def sources_containing(conn: sqlite3.Connection, memory_id: str,
                        scopes: Sequence[str] | None, values: Sequence[Any]) -> list[str]:
     """Unredacted sources of the scopes (None: every scope of the memory) whose text
-    contains one of the string values."""
-    needles = {normalize_text(v) for v in values if isinstance(v, str) and len(v.strip()) >= 3}
+    contains one of the values (strings and numbers, nested ones too)."""
+    needles = erasure_needles(values)
     if not needles or scopes == []:
         return []
     where, args = _scope_filter(scopes)

@@ -36,8 +36,9 @@ import numpy as np
 
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
-from remem.stores.sqlite import sources as source_sql
+from remem.stores.sql import sources as source_sql
 from remem.stores.sql.rows import RecallRow
+from remem.stores.sql.sources import SourceLogWriter
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
 from remem.stores.sqlite.vecindex import VectorCache
 
@@ -67,7 +68,7 @@ def _in(ids: Sequence[Any]) -> str:
     return ",".join("?" * len(ids))
 
 
-class SearchWriter:
+class SearchWriter(SourceLogWriter):
     """Index writes inside a write transaction (``uow.conn``)."""
 
     def __init__(self, conn: sqlite3.Connection, memory_id: str) -> None:
@@ -142,16 +143,6 @@ class SearchWriter:
         """Deletes vectors made by any other model (after a switch)."""
         return self.conn.execute("DELETE FROM vectors WHERE memory_id=? AND model<>?",
                                  (self.memory_id, model)).rowcount
-
-    # --- sources ---------------------------------------------------------------------------
-    def source(self, source_id: str) -> dict[str, Any] | None:
-        return source_sql.get(self.conn, self.memory_id, source_id)
-
-    def run_head(self, run_id: str) -> tuple[int, str]:
-        return source_sql.run_head(self.conn, self.memory_id, run_id)
-
-    def insert_source(self, row: dict[str, Any]) -> None:
-        source_sql.insert(self.conn, {**row, "memory_id": self.memory_id})
 
     # --- profile renders -------------------------------------------------------------------
     def put_profile_render(self, activation_id: str, scopes: str, params: str, text: str,
