@@ -230,3 +230,13 @@ def test_the_cli_escapes_invisible_format_characters():
     shown = escape_controls(raw)
     assert shown == "a\\u200bb\\ufeffc\\u2060d\\xade\\U000e0041f"
     assert json.loads(json_text({"v": raw}))["v"] == raw and "\u200b" not in json_text(raw)
+
+
+@pytest.mark.parametrize("option", [{"batch_size": 101}, {"intra_op_threads": 64}])
+def test_a_memory_admin_cannot_mint_model_sessions_with_runtime_options(memory, option):
+    from remem.errors import ConfigInvalid
+
+    admin = as_(memory, "admin", "admin")
+    with pytest.raises(ConfigInvalid):
+        admin.replace_config({"embedding": {"provider": "local", **option}})
+    assert memory.config == {}

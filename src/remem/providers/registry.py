@@ -147,9 +147,8 @@ def _check_options(provider: str, factory: EmbedderFactory, options: dict[str, A
 # --- memory config sections -> adapters, through the operator's provider registry ------------
 CHAT_OPTIONS = frozenset({"model", "temperature", "max_tokens", "timeout_s", "seed",
                           "prompt_version", "max_retries"})
-EMBEDDING_OPTIONS = frozenset({"model", "dimensions", "batch_size", "timeout_s",
-                               "request_dimensions", "max_retries", "intra_op_threads",
-                               "model_id"})
+EMBEDDING_OPTIONS = frozenset({"model", "dimensions", "timeout_s", "request_dimensions",
+                               "max_retries", "model_id"})
 SECTION_OPTIONS = {"extraction": CHAT_OPTIONS, "judge": CHAT_OPTIONS,
                    "embedding": EMBEDDING_OPTIONS}
 """What a memory config may set per section besides ``provider``: model-level options only."""

@@ -34,7 +34,9 @@ _MODEL_SPEC: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-#: The embedding model: a registered provider name (``local`` always exists) plus options.
+#: The embedding model: a registered provider name (``local`` always exists) plus model-level
+#: options. Batch size and threads are the operator's (provider ``options``): each distinct
+#: option set is a process-wide model session, so a tenant must not be able to mint them.
 _EMBEDDING_SPEC: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -42,9 +44,7 @@ _EMBEDDING_SPEC: dict[str, Any] = {
         "model": {"type": "string", "minLength": 1, "maxLength": 256},
         "model_id": {"type": "string", "minLength": 1, "maxLength": 256},
         "dimensions": {"type": "integer", "minimum": 1, "maximum": 16384},
-        "batch_size": {"type": "integer", "minimum": 1, "maximum": 4096},
         "request_dimensions": {"type": "boolean"},
-        "intra_op_threads": {"type": "integer", "minimum": 1, "maximum": 64},
         "timeout_s": _TIMEOUT,
         "max_retries": _RETRIES,
     },
