@@ -116,6 +116,7 @@ class World:
         try:
             _seed(self)
             self.baseline = self.fingerprint()
+            self.others = self.ledger_of_others()
         except BaseException:
             self.close()
             raise
@@ -131,6 +132,7 @@ class World:
         self.token_ids.update(ids)
         _seed_m1(self)
         self.baseline = self.fingerprint()
+        self.others = self.ledger_of_others()
         self.dirty = False
 
     def close(self) -> None:
@@ -175,6 +177,13 @@ class World:
                                 if i["scope"] == scope)
         out["sources"] = self.source_texts()
         return out
+
+    def ledger_of_others(self) -> dict[str, Any]:
+        """History (versions, provenance, ledger events) of every seeded item of bob's and
+        the thread's, read as root."""
+        return {name: self.ok("root", "GET", f"/memory/m1/items/{iid}/history")
+                for name, iid in sorted(self.seed.ids.items())
+                if name.startswith(("bob.", "t1.")) and iid.startswith("itm_")}
 
     def source_texts(self) -> list[str]:
         r = self.ok("root", "POST", "/memory/m1/recall", json={
@@ -339,6 +348,14 @@ def check_unchanged(w: World, *, full: bool = True,
     if problems:
         w.dirty = True
         raise AssertionError("; ".join(problems))
+
+
+def check_others_intact(w: World) -> None:
+    """Bob's and the thread's items, sources and ledger events are as seeded (as root)."""
+    assert w.ledger_of_others() == w.others
+    marks = (BOB_MARK, T1_MARK)
+    assert [t for t in w.fingerprint()["sources"] if any(m in t for m in marks)] == \
+        [t for t in w.baseline["sources"] if any(m in t for m in marks)]
 
 
 def rebaseline(w: World) -> None:

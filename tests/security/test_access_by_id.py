@@ -17,6 +17,7 @@ from security.kit import (
     SHARED_SOURCE_ID,
     T1,
     T1_MARK,
+    check_others_intact,
     check_response,
     missing_like,
     rebaseline,
@@ -260,3 +261,9 @@ def test_naming_another_scopes_source_links_nothing_of_it(world, source_id, via)
         h = world.call("alice_writer", "GET", f"/memory/m1/items/{item['item_id']}/history")
         check_response(world, "alice_writer", h, "")
     assert BOB_MARK not in str(items) and T1_MARK not in str(items)
+
+
+def test_bob_and_the_thread_are_intact_at_the_end(world):
+    """Re-read as root after this module's cases: values, sources and ledger events of
+    bob's and the thread's items are as seeded."""
+    check_others_intact(world)

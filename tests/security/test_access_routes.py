@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from security.kit import ALICE_MARK, ALICE_PRINCIPALS, sent_text, verdict
+from security.kit import ALICE_MARK, ALICE_PRINCIPALS, check_others_intact, sent_text, \
+    verdict
 from security.routes import Route, request_for, routes
 
 ROUTES = routes()
@@ -59,9 +60,23 @@ def test_reads_by_alice_show_nothing_of_bob_or_the_thread(world, route):
     verdict(world, "alice_reader", r, sent, refused=False, full=False)
 
 
+@pytest.mark.parametrize("subject", ["user:*", "*", "user:%", "User:Bob", " user:bob",
+                                     "user:bob ", "user: bob", "user:bob\u200b"])
+def test_token_subjects_are_exact_scope_handles(world, subject):
+    body = {"role": "reader", "subject": subject}
+    r = world.call("root", "POST", "/memory/m1/tokens", json=body)
+    verdict(world, "root", r, sent_text(body), full=False)
+
+
 def test_the_principals_do_reach_what_they_own(world):
     """Positive control: the refusals above are about rights, not broken tokens."""
     r = world.call("alice_reader", "GET", "/memory/m1/items")
     assert r.status_code == 200 and ALICE_MARK in r.text
     assert world.call("root", "GET", "/memory/m1/tokens").status_code == 200
     assert world.call("m2_admin", "GET", "/memories/m2").status_code == 200
+
+
+def test_bob_and_the_thread_are_intact_at_the_end(world):
+    """Re-read as root after this module's cases: values, sources and ledger events of
+    bob's and the thread's items are as seeded."""
+    check_others_intact(world)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from security.kit import ALICE, BOB, BOT, SHARED_SOURCE_ID, T1, rebaseline, sent_text, verdict
+from security.kit import ALICE, BOB, BOT, SHARED_SOURCE_ID, T1, check_others_intact, \
+    rebaseline, sent_text, verdict
 from security.shapes import STRINGS, body_variants, json_shapes, query_variants
 
 BODY = body_variants()
@@ -156,3 +157,9 @@ def test_alice_makes_no_kip_mutation_in_the_agent_scope(world, principal, op):
         body["input"]["target_ref"] = world.seed.ids["bot.rule"]
     r = world.call(principal, "POST", "/memory/m1/kip", json=body)
     verdict(world, principal, r, sent_text(body), full=True)
+
+
+def test_bob_and_the_thread_are_intact_at_the_end(world):
+    """Re-read as root after this module's cases: values, sources and ledger events of
+    bob's and the thread's items are as seeded."""
+    check_others_intact(world)
