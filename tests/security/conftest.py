@@ -24,6 +24,9 @@ class Worlds:
         self.n = 0
 
     def get(self) -> World:
+        if self.current is not None and self.current.broken:
+            self.current.close()
+            self.current = None
         if self.current is not None and self.current.dirty:
             try:
                 self.current.reset()

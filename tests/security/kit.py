@@ -39,6 +39,7 @@ PRINCIPALS = {
     "m2_probe": ("m2", "reader", ALICE),
     "m1_spare": ("m1", "reader", ALICE),  # revoked by the token-route probes
 }
+REQUEST_TIMEOUT_S = 15
 ALICE_PRINCIPALS = ("alice_reader", "alice_writer", "alice_admin")
 OUTSIDERS = ("anon", "m2_admin")
 
@@ -47,6 +48,18 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGTERM when the test process dies (no orphans if pytest is
+    killed)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 class Server:
@@ -59,7 +72,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "remem.cli.main", "--db", db, "serve", "--host",
              "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -77,7 +90,7 @@ class Server:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -110,7 +123,8 @@ class World:
         self.on_close = on_close
         self.tokens, self.token_ids = _make_tokens(db)
         self.server = Server(db)
-        self.http = httpx.Client(base_url=self.server.base, timeout=60)
+        self.http = httpx.Client(base_url=self.server.base, timeout=REQUEST_TIMEOUT_S)
+        self.broken = False
         self.seed = Seed()
         self.dirty = False
         try:
@@ -147,8 +161,22 @@ class World:
         return {"Authorization": f"Bearer {self.tokens[principal]}"}
 
     def call(self, principal: str, method: str, path: str, **kw: Any) -> httpx.Response:
-        return self.http.request(method, path, headers={**self.headers(principal),
-                                                        **kw.pop("headers", {})}, **kw)
+        """One request. A connection the server dropped (after a 500) is retried once on a
+        new one; a server that stops answering fails the test and is replaced afterwards."""
+        headers = {**self.headers(principal), **kw.pop("headers", {})}
+        for attempt in (1, 2):
+            try:
+                return self.http.request(method, path, headers=headers, **kw)
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.ConnectError):
+                if attempt == 2 or self.server.proc.poll() is not None:
+                    self.broken = True
+                    raise AssertionError(f"the server dropped {method} {path}") from None
+            except httpx.TimeoutException:
+                self.broken = True
+                raise AssertionError(f"the server did not answer {method} {path} within "
+                                     f"{REQUEST_TIMEOUT_S} s (hung; replaced for the next "
+                                     "test)") from None
+        raise AssertionError("unreachable")
 
     def ok(self, principal: str, method: str, path: str, **kw: Any) -> Any:
         r = self.call(principal, method, path, **kw)

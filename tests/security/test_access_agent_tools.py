@@ -157,7 +157,7 @@ def mcp_results(worlds) -> dict[str, Any]:
 
     async def session() -> dict[str, Any]:
         out: dict[str, Any] = {}
-        async with mcp.Client(params, read_timeout_seconds=120) as client:
+        async with mcp.Client(params, read_timeout_seconds=30) as client:
             for case_id, tool, args, kind in CASES:
                 filled, real = _arguments(world, args)
                 calls = [filled] + ([_missing(filled, real)] if kind == "neutral" else [])
