@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
@@ -140,8 +141,8 @@ def mcp_results(worlds) -> dict[str, Any]:
     """Runs every case through one `remem mcp` session per backend; per case: the results
     and the problems found (state compared before and after each call)."""
     world = worlds.get()
-    params = mcp.StdioServerParameters(
-        command=sys.executable,
+    params = mcp.StdioServerParameters(  # the SDK passes only a few variables on by default
+        command=sys.executable, env=dict(os.environ),
         args=["-m", "remem.cli.main", "--db", world.db, "mcp", "--memory", "m1",
               "--scope", ALICE, "--agent", BOT])
 
