@@ -204,6 +204,7 @@ def _observe(world, source_id: str | None = None, run_id: str | None = None,
 @pytest.mark.parametrize("via", ["http", "kip"])
 @pytest.mark.parametrize("source_id", [SHARED_SOURCE_ID, "src-t1-1"])
 def test_a_source_id_another_scope_used_is_free_for_alice(world, via, source_id):
+    world.dirty = True  # alice's own use of the id must not meet the next variant's
     fresh = f"src-fresh-{via}-{source_id}"
     r_fresh, _, fresh_receipt = _observe(world, fresh, via=via, text=f"Tea {via}.")
     _own_write(world, "alice_writer", r_fresh, "")
@@ -219,6 +220,7 @@ def test_a_source_id_another_scope_used_is_free_for_alice(world, via, source_id)
 def test_another_scopes_run_id_tells_alice_nothing(world, via, run):
     """Alice's first source in a run she names starts at sequence 1 whether or not bob's
     sources already use a run of that name."""
+    world.dirty = True  # alice's own sources in the run must not meet the next variant's
     r_fresh, _, fresh = _observe(world, f"src-run-fresh-{via}-{run}", f"fresh-{via}-{run}",
                                  via=via, text=f"Coffee {via} {run} a.")
     _own_write(world, "alice_writer", r_fresh, "")
