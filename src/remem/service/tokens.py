@@ -146,9 +146,11 @@ def _subject(subject: Any) -> str:
     except InvalidInput as exc:
         raise InvalidInput(f"subject {subject!r} must be 'admin' or a scope handle such as "
                            "'user:alice' or 'agent:bot'.", field="subject") from exc
-    if "/" in scope:  # '/' separates a scoped token's names from its scope (Guard)
-        raise InvalidInput(f"subject {subject!r}: a token's scope id may not contain '/'.",
-                           field="subject")
+    if any(c in scope for c in "/%?"):
+        # '/' separates a scoped token's names from its scope (Guard); '%' and '?' read as
+        # wildcards to people and to SQL, and a token never matches more than one scope
+        raise InvalidInput(f"subject {subject!r}: a token's scope id may not contain '/', '%' "
+                           "or '?' (a token reaches exactly one scope).", field="subject")
     return scope
 
 
