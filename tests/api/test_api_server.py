@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+
+from remem.testing.served import Server
 import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(db, *args: str) -> str:
@@ -30,31 +24,8 @@ def server(db_path):
     """(base_url, admin token): `remem serve` in a subprocess, stopped after the test."""
     admin = json.loads(_cli(db_path, "--json", "token", "create", "--memory", "m1", "--role",
                             "admin", "--subject", "admin"))["token"]
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "remem.cli.main", "--db", str(db_path),
-                             "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--log-level", "warning"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.1)
-        yield base, admin
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with Server(db_path, startup_s=30) as srv:
+        yield srv.base, admin
 
 
 def test_end_to_end_over_a_real_server(server):

@@ -16,12 +16,7 @@ T1_MARK); no response to an alice token may contain one.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,58 +39,7 @@ ALICE_PRINCIPALS = ("alice_reader", "alice_writer", "alice_admin")
 OUTSIDERS = ("anon", "m2_admin")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _die_with_parent() -> None:
-    """Linux: the server gets SIGTERM when the test process dies (no orphans if pytest is
-    killed)."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-class Server:
-    """`remem serve` in a subprocess on a free loopback port."""
-
-    def __init__(self, db: str) -> None:
-        self.db = db
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "remem.cli.main", "--db", db, "serve", "--host",
-             "127.0.0.1", "--port", str(self.port), "--log-level", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{self.base}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError("remem serve did not start: "
-                                   + self.proc.stderr.read().decode(errors="replace")[-2000:])
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
+from remem.testing.served import Server  # noqa: E402,F401 - re-exported
 
 
 @dataclass

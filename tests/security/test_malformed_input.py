@@ -15,25 +15,19 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from remem.testing.served import Server
 import pytest
 
 INTERNALS = re.compile(r"\bSELECT\b|\bINSERT\b|sqlite|psycopg|postgres|Traceback|File \"|"
                        r"/work/|127\.0\.0\.1|\bport\b|\.py\b|/tmp/", re.IGNORECASE)
 # --- a real server per backend ------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cli(db: str, *args: str) -> str:
     return subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", db, *args],
                           capture_output=True, text=True, timeout=120, check=True).stdout
@@ -71,34 +65,8 @@ class Served:
 def _serve(db: str, tmp: Path):
     admin = json.loads(_cli(db, "--json", "token", "create", "--memory", "m1", "--role",
                             "admin", "--subject", "admin"))["token"]
-    port = _free_port()
-    log = open(tmp / "serve.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([sys.executable, "-m", "remem.cli.main", "--db", db, "serve",
-                             "--host", "127.0.0.1", "--port", str(port), "--log-level",
-                             "warning"], stdout=subprocess.DEVNULL, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("server did not start: "
-                                   + (tmp / "serve.log").read_text(errors="replace"))
-            time.sleep(0.1)
-        with httpx.Client(base_url=base, timeout=60) as http:
-            yield _seed(Served(http, db, {"admin": {"Authorization": f"Bearer {admin}"}}))
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with Server(db) as srv, httpx.Client(base_url=srv.base, timeout=60) as http:
+        yield _seed(Served(http, db, {"admin": {"Authorization": f"Bearer {admin}"}}))
 
 
 def _seed(s: Served) -> Served:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
+
+from remem.testing.served import Server
 import pytest
 
 from tests.llm.llm_standin import Reply, ScriptedModelService
@@ -27,12 +27,6 @@ DB_PASSWORD = "pg-s3cret-pw-41"
 LYON = {"claims": [{"key": "home_city", "value": "Lyon", "kind": "profile_slot",
                     "quote": "I live in Lyon.", "operation": "assert", "negated": False,
                     "valid_at": None}]}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(env: dict[str, str], *args: str) -> str:
@@ -66,31 +60,9 @@ def server(tmp_path, services):
                             "admin", "--subject", "admin"))["token"]
     writer = json.loads(_cli(env, *base_args, "token", "create", "--memory", "m1", "--role",
                              "writer", "--subject", "user:alice"))["token"]
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "remem.cli.main", "--db", db, "serve",
-                             "--providers-file", str(providers), "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "warning"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.stderr.read().decode()}")
-            time.sleep(0.1)
-        yield base, {"Authorization": f"Bearer {admin}"}, {"Authorization": f"Bearer {writer}"}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with Server(db, ["--providers-file", str(providers)], env=env, startup_s=30) as srv:
+        yield (srv.base, {"Authorization": f"Bearer {admin}"},
+               {"Authorization": f"Bearer {writer}"})
 
 
 def _attacks(trap_url: str) -> list[dict]:
