@@ -240,3 +240,14 @@ def test_a_memory_admin_cannot_mint_model_sessions_with_runtime_options(memory, 
     with pytest.raises(ConfigInvalid):
         admin.replace_config({"embedding": {"provider": "local", **option}})
     assert memory.config == {}
+
+
+def test_erasing_a_source_leaves_no_text_digest_in_its_receipt_and_replays_still_work(memory):
+    text = "My passport number is X1234567"
+    r = memory.observe(ALICE, text, source_id="pp", derive=False)
+    row = memory.store.receipt(memory.id, r.receipt_id)
+    assert row["digest"] != "redacted"
+    assert memory.forget_source("pp")["state"] == "completed"
+    assert memory.store.receipt(memory.id, r.receipt_id)["digest"] == "redacted"
+    again = memory.observe(ALICE, text, source_id="pp", derive=False)
+    assert again.replayed and again.receipt_id == r.receipt_id and again.redacted

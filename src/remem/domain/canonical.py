@@ -24,6 +24,8 @@ import rfc8785
 from remem.errors import InvalidInput
 
 ZERO_HASH = "0" * 64
+#: The idempotency digest of a receipt whose source text was erased (text-free).
+REDACTED_DIGEST = "redacted"
 _WS = re.compile(r"\s+")
 
 

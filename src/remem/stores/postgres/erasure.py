@@ -23,7 +23,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import tuple_row
 
-from remem.domain.canonical import erasure_needles, normalize_text
+from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
 
 FORGOTTEN_DIGEST = "forgotten"
 #: Partitioned tables whose rows hold erased text (or a digest of it), rewritten by the
@@ -117,9 +117,13 @@ def erase_docs(conn: psycopg.Connection, memory_id: str,
 
 def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
-    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable."""
+    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
+    receipts' idempotency digests (which cover an unsalted hash of the text) become
+    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
     if not source_ids:
         return 0
+    conn.execute("UPDATE receipts SET digest=%s WHERE memory_id=%s AND source_id = ANY(%s)",
+                 (REDACTED_DIGEST, memory_id, list(source_ids)))
     return conn.execute("UPDATE sources SET text=NULL, salt=NULL, redacted_at=%s WHERE "
                         "memory_id=%s AND source_id = ANY(%s) AND (text IS NOT NULL OR salt IS "
                         "NOT NULL)", (at, memory_id, list(source_ids))).rowcount
@@ -173,7 +177,8 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
         "idempotency": forget_idempotency(conn, memory_id, ids),
     }
     touched = {"payloads": payloads, "idempotency": counts["idempotency"],
-               "sources": counts["sources"], "search_docs": fts,
+               "sources": counts["sources"], "receipts": counts["sources"],
+               "search_docs": fts,
                "profile_renders": counts["pinned_profiles"]}
     record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
     return {**counts, "_source_ids": source_ids}
@@ -248,7 +253,7 @@ def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
 
 
 #: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets.
-PLAIN_TABLES = frozenset({"memory_secrets"})
+PLAIN_TABLES = frozenset({"memory_secrets", "receipts"})
 
 
 def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from remem.domain.canonical import erasure_needles, normalize_text
+from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
 
 FORGOTTEN_DIGEST = "forgotten"
 
@@ -213,9 +213,13 @@ def erase_docs(conn: sqlite3.Connection, memory_id: str,
 
 def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
-    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable."""
+    """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
+    receipts' idempotency digests (which cover an unsalted hash of the text) become
+    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
     if not source_ids:
         return 0
+    conn.execute(f"UPDATE receipts SET digest=? WHERE memory_id=? AND source_id IN "
+                 f"({_in(source_ids)})", (REDACTED_DIGEST, memory_id, *source_ids))
     return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, redacted_at=? WHERE "
                         f"memory_id=? AND source_id IN ({_in(source_ids)}) AND "
                         f"(text IS NOT NULL OR salt IS NOT NULL)",
