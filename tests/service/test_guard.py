@@ -153,6 +153,9 @@ def test_agent_tools_are_bound_to_the_callers_principal(seeded):
     assert tools.memory.principal.subject == ALICE
     out = tools.call("SearchMemory", {"query": "Bobtown-secret city"})
     assert "Bobtown-secret" not in str(out)
+    with pytest.raises(PermissionDenied):  # the service refuses, not only the tool layer
+        tools.memory.remember(BOB, "home_city", "Elsewhere")
+    assert seeded.inspect(BOB, "home_city").value == "Bobtown-secret"
 
 
 # --- found by trying it as an attacker (closing the holes for good) ---------------------------

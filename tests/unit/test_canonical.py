@@ -8,14 +8,8 @@ import json
 
 import pytest
 
-from remem.domain.canonical import (
-    ZERO_HASH,
-    canonical_json,
-    claim_id,
-    event_hash,
-    normalize_text,
-    verify_chain,
-)
+from remem.domain.canonical import ZERO_HASH, canonical_json, claim_id, normalize_text
+from remem.domain.ledger import event_hash, verify_chain
 from remem.errors import InvalidInput
 
 # --- RFC 8785 canonical bytes -----------------------------------------------------------------

@@ -88,15 +88,6 @@ def salted_digest(salt: bytes, value: Any) -> str:
     return sha256_hex(salt + canonical_json(value))
 
 
-def __getattr__(name: str) -> Any:
-    """Thin aliases: the ledger chain moved to :mod:`remem.domain.ledger`."""
-    if name in ("event_body", "event_hash", "ChainBreak", "verify_chain"):
-        from remem.domain import ledger
-
-        return getattr(ledger, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def erasure_needles(values: Iterable[Any], *, min_chars: int = 3) -> set[str]:
     """Normalised text forms of forgotten values to look for in source texts: every string
     and number in the values (nested objects and lists included), NFKC-casefolded like

@@ -17,7 +17,7 @@ from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
 from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
-from remem.domain.model import Authority, ItemStatus, Scope, Source, parse_key
+from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
 from remem.service.candidates import candidate, derived_key
@@ -27,8 +27,6 @@ from remem.service.intake import Receipt
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest
-
-DEFAULT_ACTOR = "owner"
 
 
 class Memory:
@@ -520,4 +518,4 @@ class Memory:
         return Tokens(self.owner).revoke(token_id, memory_id=self.id)
 
 
-__all__ = ["DEFAULT_ACTOR", "ItemStatus", "Memory", "Scope"]
+__all__ = ["Memory"]
