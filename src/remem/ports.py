@@ -82,8 +82,12 @@ class UnitOfWork(Protocol):
         ...
 
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
-                    salt: bytes) -> None:
-        """Stores an item revision's value and quote beside the ledger."""
+                    salt: bytes, metadata: dict[str, Any] | None = None) -> None:
+        """Stores an item revision's value, quote and metadata beside the ledger."""
+        ...
+
+    def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
+        """The metadata of an item's payload (None: none, or erased)."""
         ...
 
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,

@@ -95,7 +95,8 @@ class Intake:
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
-                recorded_by: str | None = None) -> Receipt:
+                recorded_by: str | None = None,
+                metadata: dict[str, Any] | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``).
 
@@ -110,7 +111,8 @@ class Intake:
                                   if source_id else None)
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
             text, str) else None, role, kind, run_id or "default", source_id,
-            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor])
+            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
+            + ([metadata] if metadata is not None else []))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
@@ -119,7 +121,7 @@ class Intake:
                                           source_id=source_id, run_id=run_id,
                                           occurred_at=occurred_at, kind=kind,
                                           idempotency_key=idempotency_key,
-                                          recorded_by=recorded_by)
+                                          recorded_by=recorded_by, metadata=metadata)
         key = key or f"source:{src.run_id}:{src.source_id}"
         now = to_iso(self.ctx.clock.now())
         row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],

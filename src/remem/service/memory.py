@@ -16,6 +16,7 @@ from typing import Any
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
+from remem.domain.filters import parse_metadata
 from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
@@ -85,7 +86,8 @@ class Memory:
                  valid_at: datetime | None = None, source: Source | dict | None = None,
                  valid_until: datetime | None = None, idempotency_key: str | None = None,
                  actor: str | None = None, authority: Authority = Authority.OWNER,
-                 judgement: Judgement | None = None) -> WriteResult:
+                 judgement: Judgement | None = None,
+                 metadata: dict[str, Any] | None = None) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -98,6 +100,9 @@ class Memory:
             source: ``Source`` or dict {id, text, role, occurred_at}.
             idempotency_key: same key + same request -> original result (replayed=True);
                 derived from the source id when not given.
+            metadata: a small JSON object kept with the item (``domain.filters``: <= 32
+                keys, <= 2,048 bytes, scalar or list values); returned in item views and
+                recall, filterable; a superseding item without metadata inherits it.
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -112,6 +117,7 @@ class Memory:
         cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
+            metadata=parse_metadata(metadata),
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config)))
@@ -120,7 +126,7 @@ class Memory:
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key.
+        valid_at, source, valid_until, idempotency_key, metadata.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -133,6 +139,7 @@ class Memory:
                 cand = self._candidate(st["scope"], st["key"], st.get("value"),
                                        st.get("kind"), st.get("valid_at"), st.get("source"),
                                        st.get("valid_until"))
+                metadata = parse_metadata(st.get("metadata"))
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -140,7 +147,7 @@ class Memory:
                 exc.details["index"] = i
                 raise
             reqs.append(WriteRequest(
-                cand, Authority.OWNER, self._actor(actor),
+                cand, Authority.OWNER, self._actor(actor), metadata=metadata,
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
@@ -154,8 +161,10 @@ class Memory:
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
                 kind: str | None = None, source: Source | dict | None = None,
                 replaces: str | None = None, idempotency_key: str | None = None,
-                actor: str | None = None) -> WriteResult:
+                actor: str | None = None,
+                metadata: dict[str, Any] | None = None) -> WriteResult:
         """Corrects a key: the old value was never true (KIP change_kind correction).
+        Without ``metadata`` the correction keeps the corrected item's.
 
         Raises:
             RevisionMismatch: ``expected_revision`` is not the key's current revision.
@@ -168,7 +177,7 @@ class Memory:
             kind = cur[0].kind if cur else None
         cand = self._candidate(scope, key, value, kind, None, source, None)
         return self.ctx.writer.write(WriteRequest(
-            cand, Authority.CORRECTION, self._actor(actor),
+            cand, Authority.CORRECTION, self._actor(actor), metadata=parse_metadata(metadata),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
             stated_valid_at=cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
@@ -274,7 +283,8 @@ class Memory:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+                idempotency_key: str | None = None, derive: bool = True,
+                metadata: dict[str, Any] | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -282,8 +292,11 @@ class Memory:
         ``remem worker``) and moves the receipt recorded -> processed -> available.
         Same idempotency key (default: the source identity) + same meaning -> the original
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
+        ``metadata`` (see ``remember``) is kept with the source and inherited by the facts
+        derived from it.
         """
         scope = self.guard.write(scope)
+        metadata = parse_metadata(metadata)
         check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)  # the caller's own id
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
@@ -292,7 +305,8 @@ class Memory:
                                        source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
-                                       derive=derive, recorded_by=self._recorder())
+                                       derive=derive, recorded_by=self._recorder(),
+                                       metadata=metadata)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
+from remem.domain.filters import dump_metadata, load_metadata  # noqa: F401 (for stores)
 from remem.domain.fold import ItemRecord
 from remem.stores.sql.dialect import Dialect
 
@@ -47,3 +48,4 @@ class RecallRow(NamedTuple):
     valid_until: str | None
     payload_id: str
     source_id: str | None
+    created_at: str  # recorded time (the ``recorded_at`` filter window)

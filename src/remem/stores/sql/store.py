@@ -19,7 +19,7 @@ from remem.domain.ledger import ChainBreak, verify_chain
 from remem.errors import AlreadyExists, IntegrityError, NotFound
 from remem.stores import names_a_row
 from remem.stores.sql.dialect import Dialect, as_dict
-from remem.stores.sql.rows import row_to_item
+from remem.stores.sql.rows import load_metadata, row_to_item
 from remem.stores.sql.uow import save_projection
 
 #: The read-model tables ``rebuild`` drops and refolds.
@@ -203,9 +203,10 @@ class SqlStore:
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), _CHUNK):
             test, args = self.dialect.any_of("payload_id", payload_ids[i:i + _CHUNK])
-            for r in self._all(f"SELECT payload_id, value, quote FROM payloads WHERE "
-                               f"memory_id=? AND {test}", (memory_id, *args)):
-                out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"]}
+            for r in self._all(f"SELECT payload_id, value, quote, metadata FROM payloads "
+                               f"WHERE memory_id=? AND {test}", (memory_id, *args)):
+                out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"],
+                                        "metadata": load_metadata(r["metadata"])}
         return out
 
     def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:
