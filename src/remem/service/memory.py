@@ -389,7 +389,8 @@ class Memory:
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
                kinds: list[str] | None = None, include_history: bool = False,
                limit: int = 30, after: list[str] | None = None,
-               deadline_ms: int = 0) -> RecallResult:
+               deadline_ms: int = 0, mode: str = "hybrid", filters: dict | None = None,
+               now: datetime | None = None) -> RecallResult:
         """Hybrid recall (full text + vectors + key, fused) rendered within ``budget_tokens``.
 
         Returns items (constraints first), sources labelled ``source``, ``basis_seq``,
@@ -404,6 +405,11 @@ class Memory:
         ``after`` names receipts that must be available first (KIP read barrier): recall waits
         up to ``deadline_ms``; if they are not, the result has ``status`` pending (or partial
         for a failed receipt), ``action_eligible`` False and the unresolved receipts.
+
+        ``mode``: hybrid (default) | lexical (full text + key) | vector. ``filters``: kind,
+        key, status, ``valid_at`` / ``recorded_at`` windows and metadata conditions
+        (``remem.domain.filters``); relative times resolve against ``now`` (default: the
+        store clock). A filter that cannot be honoured raises InvalidInput.
         """
         scopes = self.guard.read(scopes)
         for rid in after or []:
@@ -411,14 +417,18 @@ class Memory:
         return self.ctx.recall.recall(scopes, query, budget_tokens=budget_tokens,
                                       tokenizer=tokenizer, valid_at=valid_at, kinds=kinds,
                                       include_history=include_history, limit=limit,
-                                      after=after, deadline_ms=deadline_ms)
+                                      after=after, deadline_ms=deadline_ms, mode=mode,
+                                      filters=filters, now=now)
 
     def context(self, scopes: str | list[str], query: str, *, max_bytes: int = 8192,
-                kinds: list[str] | None = None, valid_at: datetime | None = None
-                ) -> ContextResult:
-        """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated)."""
+                kinds: list[str] | None = None, valid_at: datetime | None = None,
+                mode: str = "hybrid", filters: dict | None = None,
+                now: datetime | None = None) -> ContextResult:
+        """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated);
+        ``mode``, ``filters`` and ``now`` as in ``recall``."""
         return self.ctx.recall.context(self.guard.read(scopes), query, max_bytes=max_bytes,
-                                       kinds=kinds, valid_at=valid_at)
+                                       kinds=kinds, valid_at=valid_at, mode=mode,
+                                       filters=filters, now=now)
 
     def profile(self, scopes: str | list[str], *, budget_tokens: int | None = None,
                 max_bytes: int | None = None, tokenizer: str = "o200k_base",
