@@ -249,8 +249,27 @@ class Store(JobStore, TokenStore, Protocol):
 
     def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
               kind: str | None = None, statuses: list[str] | None = None,
-              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
-        """Ordered by item_id (bytewise); ``after`` is the last id of the previous page."""
+              after: str | None = None, limit: int = 100,
+              where: Any = None) -> list[ItemRecord]:
+        """Ordered by item_id (bytewise); ``after`` is the last id of the previous page;
+        ``where``: a ``domain.filters.ItemFilter`` (column conditions only)."""
+        ...
+
+    def count_items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
+                    kind: str | None = None, statuses: list[str] | None = None,
+                    where: Any = None) -> int:
+        """How many items ``items`` lists over every page."""
+        ...
+
+    def item_metadata(self, memory_id: str, *, scope: str | None = None,
+                      key: str | None = None, kind: str | None = None,
+                      statuses: list[str] | None = None,
+                      where: Any = None) -> list[tuple[str, Any]]:
+        """(item_id, metadata) of every matching item, ordered by item_id (bytewise)."""
+        ...
+
+    def items_by_id(self, memory_id: str, item_ids: list[str]) -> list[ItemRecord]:
+        """The existing items of ``item_ids``, in that order."""
         ...
 
     def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]: ...

@@ -467,15 +467,19 @@ class Memory:
 
     def items(self, *, scope: str | None = None, key: str | None = None,
               kind: str | None = None, status: str | list[str] | None = None,
-              cursor: str | None = None, limit: int = 50) -> Page:
+              cursor: str | None = None, limit: int = 50, filters: dict | None = None,
+              now: datetime | None = None) -> Page:
         """Lists items with filters and cursor pagination (never silently capped).
 
         Default statuses: current and conflict. ``status="all"`` lists every status. A scoped
-        principal lists its own scope unless it names another readable one.
-        Returns a Page whose ``next_cursor`` is None only when nothing more matches.
+        principal lists its own scope unless it names another readable one. ``filters`` and
+        ``now`` as in ``recall`` (a status condition there lists from every status).
+        Returns a Page whose ``next_cursor`` is None only when nothing more matches and whose
+        ``total`` counts every matching item.
         """
         return reads.items(self.ctx, scope=self.guard.listing_scope(scope), key=key,
-                           kind=kind, status=status, cursor=cursor, limit=limit)
+                           kind=kind, status=status, cursor=cursor, limit=limit,
+                           filters=filters, now=now)
 
     def history(self, item_id: str) -> dict[str, Any]:
         """An item, its key's other versions, its provenance and the ledger events naming it."""
