@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from remem.domain.filters import parse_metadata
 from remem.domain.jsondoc import MAX_DOCUMENT_DEPTH, check_text_depth
 from remem.domain.limits import MAX_APPLY_BYTES, MAX_PROPOSALS, parse_kind
 from remem.domain.model import Authority, Scope, Source, parse_key
