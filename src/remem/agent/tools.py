@@ -101,7 +101,8 @@ class MemoryTools:
         try:
             request = parse_call(name, arguments, scopes_note=self._scopes_note())
             if isinstance(request, SearchMemoryRequest):
-                return self.search_memory(request.query, request.budget_tokens)
+                return self.search_memory(request.query, request.budget_tokens,
+                                          mode=request.mode, filters=request.filters)
             if isinstance(request, RememberRequest):
                 return self.remember(request.key, request.value, request.kind)
             assert isinstance(request, ForgetMemoryRequest)
@@ -123,7 +124,8 @@ class MemoryTools:
         return f"reads {' and '.join(b.read_scopes)} and writes only {b.user_scope}"
 
     # --- the tools (raise RememError) --------------------------------------------------------
-    def search_memory(self, query: Any, budget_tokens: Any = DEFAULT_BUDGET_TOKENS
+    def search_memory(self, query: Any, budget_tokens: Any = DEFAULT_BUDGET_TOKENS, *,
+                      mode: str = "hybrid", filters: dict[str, Any] | None = None
                       ) -> dict[str, Any]:
         """Recall in the user's and the agent's scopes within ``budget_tokens``.
 
@@ -133,12 +135,14 @@ class MemoryTools:
             smaller than the recall document measured against ``budget_tokens``.
 
         Raises:
-            InvalidInput: empty query or a budget outside 64-4000.
+            InvalidInput: empty query, a budget outside 64-4000, an unknown mode, or a
+                filter that cannot be honoured (``remem.domain.filters``).
         """
         if not isinstance(query, str):
             raise InvalidInput("query must be a string.", field="query")
         budget = _budget(budget_tokens)
-        result = self.memory.recall(self.binding.read_scopes, query, budget_tokens=budget)
+        result = self.memory.recall(self.binding.read_scopes, query, budget_tokens=budget,
+                                    mode=mode, filters=filters)
         return {"ok": True,
                 "items": [{"id": i.id, "key": i.key, "value": i.value, "kind": i.kind,
                            "status": i.status, "scope": i.scope, "valid_at": i.valid_at}
