@@ -35,11 +35,12 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.postgres.connection import partition_name
-from remem.stores.sql.rows import RecallRow, load_metadata
+from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 
 __all__ = ["DOC_ITEM", "DOC_SOURCE", "PostgresSearchIndex", "SearchSnapshot", "SearchWriter",

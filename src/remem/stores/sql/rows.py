@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, NamedTuple
 
-from remem.domain.filters import dump_metadata, load_metadata  # noqa: F401 (for stores)
 from remem.domain.fold import ItemRecord
 from remem.stores.sql.dialect import Dialect
 

@@ -14,13 +14,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from remem.domain.events import upcast
-from remem.domain.filters import ItemFilter
+from remem.domain.filters import ItemFilter, load_metadata
 from remem.domain.fold import ItemRecord, Projection
 from remem.domain.ledger import ChainBreak, verify_chain
 from remem.errors import AlreadyExists, IntegrityError, NotFound
 from remem.stores import names_a_row
 from remem.stores.sql.dialect import Dialect, as_dict
-from remem.stores.sql.rows import load_metadata, row_to_item
+from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import save_projection
 
 #: The read-model tables ``rebuild`` drops and refolds.

@@ -13,17 +13,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from remem.domain.filters import dump_metadata, load_metadata
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY, Head, encode_data
 from remem.errors import HeadMoved
 from remem.stores.sql.dialect import Dialect
-from remem.stores.sql.rows import (
-    UPSERT_ITEM,
-    dump_metadata,
-    item_to_row,
-    load_metadata,
-    row_to_item,
-)
+from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
 
 _INSERT_EVENT = ("INSERT INTO ledger(memory_id, seq, type, data, actor, at, prev_hash, hash) "
                  "VALUES ")

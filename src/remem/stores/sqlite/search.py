@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
+from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
 from remem.stores.sql import sources as source_sql
-from remem.stores.sql.rows import RecallRow, load_metadata
+from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
 from remem.stores.sqlite.vecindex import VectorCache
