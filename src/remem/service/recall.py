@@ -383,6 +383,8 @@ def _context_entry(e: render.Entry) -> render.Entry:
     data = {"id": d["id"], "scope": d["scope"], "key": d["key"], "value": d["value"],
             "kind": d["kind"], "status": d["status"], "valid_at": d["valid_at"],
             "source": d["sources"][0] if d["sources"] else None}
+    if d.get("metadata"):
+        data["metadata"] = d["metadata"]
     if e.required:
         data["constraint"] = True
     return render.Entry(e.channel, data, "", e.required)
