@@ -65,7 +65,7 @@ def login(request: Request, token: Annotated[str, Form(max_length=512)],
         request.app.state.tokens.authenticate(token)
     except Unauthenticated as exc:
         return page("login", pre=pre, error=exc.message, status_code=401)
-    resp = RedirectResponse("/ui/items", status_code=303)
+    resp = RedirectResponse("/ui/", status_code=303)
     set_session(resp, request, token)
     return resp
 

@@ -74,12 +74,19 @@ def _detail(who: Viewer, item_id: str, *, error: RememError | str | None = None,
     message = error.message if isinstance(error, RememError) else error
     return page("item", who=who, item=item, hist=hist, bars=bars, error=message,
                 can_write=who.may_write(item["scope"]), status_code=status_code,
-                value_text=json.dumps(item["value"], ensure_ascii=False))
+                value_text=_editable(item["value"]))
 
 
 @router.get("/items/{item_id}")
 def item_page(item_id: str, who: Looking) -> Any:
     return _detail(who, item_id)
+
+
+def _editable(value: Any) -> str:
+    """The value as the correct form shows it: text as typed unless it would read as JSON."""
+    if isinstance(value, str) and _value(value) == value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _value(text: str) -> Any:

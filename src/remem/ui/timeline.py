@@ -67,6 +67,7 @@ def timeline(versions: list[dict], *, now: datetime, selected: str | None = None
         bars.append(Bar(v["item_id"], label, v["status"], x0, max(x1 - x0, 3.0),
                         AXIS_PX + i * ROW_PX, end is None, v["item_id"] == selected,
                         f"{value} · {v['status']} · {v['valid_at']} → {until}"))
-    ticks = [(x(t0 + (t1 - t0) * k / TICKS), (t0 + (t1 - t0) * k / TICKS).strftime("%Y-%m-%d"))
+    fmt = "%Y-%m-%d" if span_s >= 2 * 86400 else "%m-%d %H:%M" if span_s >= 600 else "%H:%M:%S"
+    ticks = [(x(t0 + (t1 - t0) * k / TICKS), (t0 + (t1 - t0) * k / TICKS).strftime(fmt))
              for k in range(TICKS + 1)]
     return Timeline(bars, ticks, WIDTH_PX, AXIS_PX + len(rows) * ROW_PX + 8, LABEL_PX, ROW_PX)
