@@ -20,6 +20,8 @@ def test_admin_walks_every_page_at_desktop_and_narrow_widths(ctx, site):
     shot(page, "items")
     page.click("text=Next page")
     assert page.locator("tr[data-item]").count() == 8
+    page.goto(site.base + "/ui/items?text=VEGETARIAN")  # key, value, quote, scope
+    assert page.locator("tr[data-item] td.value").all_inner_texts() == ["vegetarian"]
     page.goto(site.base + "/ui/items?scope=user:alice&key=home_city&status=all")
     assert page.locator("tr[data-item]").count() == 2
     page.click("tr[data-item] >> text=home_city >> nth=0")
@@ -190,21 +192,34 @@ def test_the_recall_playground_counts_the_same_tokens_as_the_api(ctx, site):
     page = sign_in(ctx, site, "writer")
     page.goto(site.base + "/ui/recall")
     page.fill("#query", "where does alice live")
-    page.fill("input[name=budget_tokens]", "120")
+    page.fill("input[name=budget_tokens]", "400")
     page.click("button:text('Recall')")
     shown_tokens = int(page.locator("[data-tokens]").inner_text())
     shown_text = page.locator("[data-model-text]").inner_text()
     shot(page, "recall-result")
     r = site.api("POST", "/memory/m1/recall", "writer", json={
-        "scopes": ["user:alice"], "query": "where does alice live", "budget_tokens": 120})
+        "scopes": ["user:alice"], "query": "where does alice live", "budget_tokens": 400})
     assert r.status_code == 200
     assert shown_text == r.text  # exactly the bytes the API sends the model
-    assert shown_tokens == get_tokenizer("o200k_base").count(r.text) <= 120
+    assert shown_tokens == get_tokenizer("o200k_base").count(r.text) <= 400
     doc = json.loads(r.text)
+    assert "Lyon" in [it["value"] for it in doc["items"]]
+    assert page.locator("[data-recalled]", has_text="Lyon").count() == 1
     assert page.locator("[data-truncated]").inner_text() == ("yes" if doc["truncated"]
                                                              else "no")
     for channel, state in doc["coverage"].items():
         assert page.locator(f"[data-coverage={channel}]").inner_text() == f"{channel} {state}"
+
+
+def test_a_recall_the_service_refuses_is_explained_on_the_form(ctx, site):
+    page = sign_in(ctx, site, "reader")
+    page.goto(site.base + "/ui/recall")
+    page.fill("#query", "anything")
+    page.fill("input[name=scopes]", "user:bob")  # not the reader's scope
+    page.click("button:text('Recall')")
+    assert page.locator("[data-error]").count() == 1
+    assert page.locator("[data-model-text]").count() == 0
+    assert page.locator("#query").input_value() == "anything"
 
 
 def test_config_errors_show_inline_and_change_nothing(ctx, site):

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Form, Query
 from fastapi.responses import RedirectResponse
 from pydantic import Field
 
+from remem.errors import RememError
 from remem.ui import adapters
 from remem.ui.items import FormIn, Looking, Posting
 from remem.ui.render import UiRoute, page
@@ -60,9 +61,16 @@ def recall_page(who: Looking) -> Any:
 def recall(who: Posting, form: Annotated[RecallForm, Form()]) -> Any:
     """Runs ``Memory.recall`` (it never writes) and shows what the model would be given."""
     scopes = form.scopes.replace(",", " ").split() or [_default_scopes(who)]
-    result = needs_memory(who).recall(scopes, form.query, budget_tokens=form.budget_tokens,
-                                      tokenizer=form.tokenizer)
+    shown = form.model_dump(exclude={"csrf"}) | {"scopes": " ".join(scopes)}
+    try:
+        result = needs_memory(who).recall(scopes, form.query,
+                                          budget_tokens=form.budget_tokens,
+                                          tokenizer=form.tokenizer)
+    except RememError as exc:
+        if exc.http_status not in (400, 403, 404, 409, 413):
+            raise
+        return page("recall", who=who, form=shown, tokenizers=TOKENIZERS, result=None,
+                    error=exc.message, status_code=exc.http_status)
     text, tokens = adapters.model_facing(result)
-    return page("recall", who=who, form=form.model_dump(exclude={"csrf"}) | {
-        "scopes": " ".join(scopes)}, tokenizers=TOKENIZERS, result=result, text=text,
-        tokens=tokens)
+    return page("recall", who=who, form=shown, tokenizers=TOKENIZERS, result=result,
+                text=text, tokens=tokens)
