@@ -26,6 +26,8 @@ Posting = Annotated[Viewer, Depends(posting_viewer)]
 
 STATUSES = ("", "current", "superseded", "conflict", "archived", "all")
 KINDS = ("", "identity", "rule", "profile_slot", "fact", "preference", "skill", "lesson")
+Status = Literal[STATUSES]  # type: ignore[valid-type]
+Kind = Literal[KINDS]  # type: ignore[valid-type]
 Text = Annotated[str, Query(max_length=256)]
 
 
@@ -51,7 +53,7 @@ def _blank(s: str) -> str | None:
 
 @router.get("/items")
 def items_page(who: Looking, scope: Text = "", key: Text = "",
-               kind: Literal[KINDS] = "", status: Literal[STATUSES] = "",  # type: ignore[valid-type]
+               kind: Kind = "", status: Status = "",
                text: Text = "", cursor: Annotated[str, Query(max_length=1024)] = "",
                limit: Annotated[int, Query(ge=1, le=200)] = 25) -> Any:
     """The items table; ``cursor`` pages forward (``next_cursor`` of the previous page)."""
