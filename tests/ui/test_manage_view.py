@@ -13,6 +13,10 @@ from ui.kit import SCRIPT, item_id, shot, sign_in
 
 
 def test_admin_walks_every_page_at_desktop_and_narrow_widths(ctx, site):
+    requested: list[str] = []
+    console_errors: list[str] = []
+    ctx.on("request", lambda req: requested.append(req.url))
+    ctx.on("console", lambda msg: msg.type == "error" and console_errors.append(msg.text))
     page = sign_in(ctx, site, "admin")
     assert page.url.endswith("/ui/items")  # the memory exists: its items first
     assert page.locator("[data-role]").inner_text() == "admin"
@@ -46,6 +50,8 @@ def test_admin_walks_every_page_at_desktop_and_narrow_widths(ctx, site):
         page.goto(site.base + path)
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), path
     shot(page, "item-narrow")
+    assert requested and all(u.startswith(site.base + "/ui") for u in requested)  # offline
+    assert console_errors == []  # no CSP violation, no missing asset
 
 
 def test_the_token_lives_only_in_an_httponly_strict_cookie(ctx, site):
