@@ -64,6 +64,10 @@ def test_the_token_lives_only_in_an_httponly_strict_cookie(ctx, site):
     assert page.url.endswith("/ui/login")
     page.goto(site.base + "/ui/items")
     assert page.url.endswith("/ui/login")  # signed out: back to the form
+    r = ctx.request.post(site.base + "/ui/login", max_redirects=0,  # login CSRF: pre != cookie
+                         form={"token": site.tokens["admin"], "pre": "forged"})
+    assert r.status == 403 and not [c for c in ctx.cookies() if c["name"] == "remem_ui"]
+    page.goto(site.base + "/ui/login")
     page.fill("#token", "rmm_0000000000000000_wrong")
     page.click("button[type=submit]")
     assert "not accepted" in page.locator(".error").inner_text() or \
