@@ -52,6 +52,7 @@ def test_admin_walks_every_page_at_desktop_and_narrow_widths(ctx, site):
     shot(page, "item-narrow")
     assert requested and all(u.startswith(site.base + "/ui") for u in requested)  # offline
     assert console_errors == []  # no CSP violation, no missing asset
+    assert page.goto(site.base + "/ui/items?meta=no_equals_sign").status == 400
 
 
 def test_the_token_lives_only_in_an_httponly_strict_cookie(ctx, site):

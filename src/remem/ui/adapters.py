@@ -45,13 +45,18 @@ def list_items(memory: Any, *, text: str | None, metadata: dict[str, str] | None
     When ``Memory.items`` takes ``text`` it filters; otherwise pages are read until
     ``limit`` matches or ``TEXT_SCAN_MAX_ITEMS`` items were scanned (said in ``notes``).
     """
+    notes = []
     if metadata and _accepts(memory.items, "metadata"):
         filters["metadata"] = metadata
+    elif metadata:
+        notes.append("This service version cannot filter by metadata; the filter was not "
+                     "applied.")
     if not text or _accepts(memory.items, "text"):
         if text:
             filters["text"] = text
         page = memory.items(**filters)
-        return ItemsView(page.items, page.next_cursor, getattr(page, "total", None))
+        return ItemsView(page.items, page.next_cursor, getattr(page, "total", None),
+                         notes=notes)
     limit, rows, scanned = filters["limit"], [], 0
     cursor = filters.pop("cursor", None)
     while True:
@@ -61,7 +66,8 @@ def list_items(memory: Any, *, text: str | None, metadata: dict[str, str] | None
         cursor = page.next_cursor
         if cursor is None or len(rows) >= limit or scanned >= TEXT_SCAN_MAX_ITEMS:
             break
-    notes = [f"Text filter read {scanned} items after the cursor (key, value, quote, scope)."]
+    notes.append(f"Text filter read {scanned} items after the cursor (key, value, quote, "
+                 "scope).")
     return ItemsView(rows, cursor, None, scanned, notes)
 
 

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Form, Query
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from remem.errors import RememError
+from remem.errors import InvalidInput, RememError
 from remem.ui import adapters
 from remem.ui.render import UiRoute, page
 from remem.ui.session import Viewer, needs_memory, posting_viewer, viewer
@@ -51,18 +51,33 @@ def _blank(s: str) -> str | None:
     return s.strip() or None
 
 
+def _metadata(text: str) -> dict[str, str] | None:
+    """``team=red lang=fr`` -> {"team": "red", "lang": "fr"} (None when blank).
+
+    Raises:
+        InvalidInput: a term without ``=`` or with an empty name.
+    """
+    pairs = [term.partition("=") for term in text.replace(",", " ").split()]
+    if any(not sep or not name for name, sep, _ in pairs):
+        raise InvalidInput("The metadata filter takes name=value terms separated by spaces.",
+                           field="meta")
+    return {name: value for name, _, value in pairs} or None
+
+
 @router.get("/items")
 def items_page(who: Looking, scope: Text = "", key: Text = "",
                kind: Kind = "", status: Status = "",
-               text: Text = "", cursor: Annotated[str, Query(max_length=1024)] = "",
+               text: Text = "", meta: Text = "",
+               cursor: Annotated[str, Query(max_length=1024)] = "",
                limit: Annotated[int, Query(ge=1, le=200)] = 25) -> Any:
     """The items table; ``cursor`` pages forward (``next_cursor`` of the previous page)."""
     memory = needs_memory(who)
-    view = adapters.list_items(memory, text=_blank(text), scope=_blank(scope), key=_blank(key),
+    view = adapters.list_items(memory, text=_blank(text), metadata=_metadata(meta),
+                               scope=_blank(scope), key=_blank(key),
                                kind=_blank(kind), status=_blank(status),
                                cursor=_blank(cursor), limit=limit)
     filters = {"scope": scope, "key": key, "kind": kind, "status": status, "text": text,
-               "limit": limit}
+               "meta": meta, "limit": limit}
     return page("items", who=who, view=view, filters=filters, kinds=KINDS, statuses=STATUSES,
                 first_page=not cursor)
 
