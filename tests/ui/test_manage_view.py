@@ -99,6 +99,9 @@ def test_a_reader_sees_no_write_actions_and_forged_posts_are_refused(ctx, site):
     # a writer of another scope gets the service's answer too: not visible, nothing done
     other = sign_in(ctx.browser.new_context(), site, "bob")
     bob_csrf = other.evaluate("document.querySelector('input[name=csrf]').value")
+    r = ctx.request.post(site.base + f"/ui/items/{target}/archive", form={"csrf": bob_csrf},
+                         max_redirects=0)  # another session's CSRF token
+    assert r.status == 403 and "<code data-code>csrf_rejected</code>" in r.text()
     r = other.context.request.post(site.base + f"/ui/items/{target}/archive",
                                    form={"csrf": bob_csrf}, max_redirects=0)
     assert r.status in (403, 404)

@@ -5,7 +5,7 @@ The token lives only in the ``remem_ui`` cookie (``HttpOnly``, ``SameSite=Strict
 resolved exactly as the API resolves a bearer token (``app.state.tokens.authenticate`` then
 ``store.memory(id, principal=...)``), so every page calls the one guarded ``Memory`` facade.
 
-Every form carries a CSRF token: ``HMAC(process secret, sha256(token))``, checked on every
+Every form carries a CSRF token: ``HMAC(sha256(token), context)``, checked on every
 POST (the sign-in form uses a double-submit pre-session cookie instead). Nothing here decides
 access: the service refuses what the principal may not do; the view only hides buttons.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +26,7 @@ COOKIE = "remem_ui"
 PRE_COOKIE = "remem_ui_pre"
 COOKIE_PATH = "/ui"
 SESSION_MAX_AGE_S = 8 * 3600
+CSRF_CONTEXT = b"remem-ui-csrf-v1"
 
 
 class CsrfRejected(PermissionDenied):
@@ -62,17 +62,12 @@ class Viewer:
         return can_write(self.principal, scope)
 
 
-def ui_secret(request: Request) -> bytes:
-    """The process's CSRF key (made once per app)."""
-    app_state = request.app.state
-    if getattr(app_state, "ui_secret", None) is None:
-        app_state.ui_secret = secrets.token_bytes(32)
-    return app_state.ui_secret
-
-
-def csrf_for(request: Request, token: str) -> str:
-    digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-    return hmac.new(ui_secret(request), digest, hashlib.sha256).hexdigest()
+def csrf_for(token: str) -> str:
+    """The session's CSRF token: an HMAC keyed by the session's remem token. Stateless, so
+    it holds across server processes; a cross-site page can neither read the HttpOnly cookie
+    nor derive this value, and the value does not reveal the token."""
+    key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+    return hmac.new(key, CSRF_CONTEXT, hashlib.sha256).hexdigest()
 
 
 def viewer(request: Request) -> Viewer:
@@ -87,7 +82,7 @@ def viewer(request: Request) -> Viewer:
         memory = request.app.state.store.memory(principal.memory_id, principal=principal)
     except NotFoundOrNotVisible:
         memory = None
-    return Viewer(principal, memory, csrf_for(request, token or ""))
+    return Viewer(principal, memory, csrf_for(token or ""))
 
 
 async def posting_viewer(request: Request) -> Viewer:
