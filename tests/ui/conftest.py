@@ -45,8 +45,8 @@ def _seed(db: Path) -> dict[str, str]:
                      source={"id": "turn-3", "text": "I am vegetarian.", "role": "user"})
         mem.remember("user:alice", "nickname", SCRIPT,
                      source={"id": "turn-4", "text": f"Call me {SCRIPT}", "role": "user"})
-        for i in range(30):
-            mem.remember("user:bob", f"topic_{i:02d}", f"note {i}")
+        mem.remember_many([{"scope": "user:bob", "key": f"topic_{i:02d}",
+                             "value": f"note {i}"} for i in range(30)])
     finally:
         store.close()
     return tokens
