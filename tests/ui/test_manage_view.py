@@ -298,3 +298,19 @@ def test_a_receipt_shows_its_phases_and_due_jobs_run_from_the_runs_page(ctx, sit
     assert after in ("processed", "available")
     shot(admin, "runs-after")
     admin.context.close()
+
+
+def test_every_page_and_form_without_a_session_leads_to_sign_in_and_does_nothing(ctx, site):
+    from remem.ui import admin, items, recall
+
+    target = item_id(site, "user:alice", "diet")
+    before = site.api("GET", "/memory/m1/status").json()["head_seq"]
+    routes = [(m, r.path) for mod in (admin, items, recall) for r in mod.router.routes
+              for m in r.methods if r.path not in ("/ui/login",)]
+    assert len(routes) >= 15  # every page and form of the view
+    for method, path in routes:
+        url = site.base + path.replace("{item_id}", target).replace("{group_id}", "grp_x")
+        r = ctx.request.fetch(url, method=method, max_redirects=0,
+                              form={"csrf": "x"} if method == "POST" else None)
+        assert (r.status, r.headers.get("location")) == (303, "/ui/login"), (method, path)
+    assert site.api("GET", "/memory/m1/status").json()["head_seq"] == before
