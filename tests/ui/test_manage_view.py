@@ -248,6 +248,9 @@ def test_config_errors_show_inline_and_change_nothing(ctx, site):
     page.click("button:text('Save config')")
     assert "not valid JSON" in page.locator("[data-error]").inner_text()
     assert site.api("GET", "/memories/m1").json()["config"] == before
+    page.fill("#config", json.dumps(before))
+    page.click("button:text('Save config')")
+    assert page.locator("[data-saved]").inner_text() == "Config saved."
 
 
 def test_an_admin_creates_its_memory_from_the_memories_page(ctx, site):

@@ -83,7 +83,7 @@ def home(who: Looking) -> Any:
 
 
 def _memories(who: Viewer, *, error: RememError | None = None, draft: str | None = None,
-              status_code: int = 200) -> Any:
+              status_code: int = 200, saved: bool = False) -> Any:
     """The viewer's memory (a token reaches one); its config for a memory admin."""
     config = None
     if who.memory is not None and who.manages:
@@ -91,12 +91,13 @@ def _memories(who: Viewer, *, error: RememError | None = None, draft: str | None
                                                             indent=2, sort_keys=True)
     return page("memories", who=who, config=config, draft=draft or "{}",
                 error=error.message if error else None,
-                error_details=error.details if error else None, status_code=status_code)
+                error_details=error.details if error else None, status_code=status_code,
+                saved=saved)
 
 
 @router.get("/memories")
-def memories_page(who: Looking) -> Any:
-    return _memories(who)
+def memories_page(who: Looking, saved: Annotated[bool, Query()] = False) -> Any:
+    return _memories(who, saved=saved)
 
 
 def _config(text: str) -> dict[str, Any]:
