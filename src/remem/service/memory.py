@@ -503,6 +503,14 @@ class Memory:
                 "pending_erasures": self.store.pending_erasures(self.id),
                 "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
 
+    def verify(self) -> dict[str, Any]:
+        """Walks this memory's ledger and source chains (``service.verify.verify_memory``);
+        memory-wide, so a memory admin only. Never raises on damage."""
+        from remem.service.verify import verify_memory
+
+        self.guard.manage("verify the ledger")
+        return verify_memory(self.store, self.id)
+
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:
         """The memory's config (memory admin)."""
