@@ -46,11 +46,8 @@ def list_items(memory: Any, *, text: str | None, metadata: dict[str, str] | None
     ``limit`` matches or ``TEXT_SCAN_MAX_ITEMS`` items were scanned (said in ``notes``).
     """
     notes = []
-    if metadata and _accepts(memory.items, "metadata"):
-        filters["metadata"] = metadata
-    elif metadata:
-        notes.append("This service version cannot filter by metadata; the filter was not "
-                     "applied.")
+    if metadata:
+        filters["filters"] = {"metadata": dict(metadata)}
     if not text or _accepts(memory.items, "text"):
         if text:
             filters["text"] = text
