@@ -156,14 +156,14 @@ class MetaTest:
 
 def _meta_tests(spec: Any) -> tuple[MetaTest, ...]:
     if not isinstance(spec, Mapping):
-        raise InvalidInput("filter.metadata must be an object of field -> condition.",
-                           field="filter.metadata")
+        raise InvalidInput("filters.metadata must be an object of field -> condition.",
+                           field="filters.metadata")
     out = []
     for name, cond in spec.items():
-        where = f"filter.metadata.{name}"
+        where = f"filters.metadata.{name}"
         if not isinstance(name, str) or not _META_KEY.match(name):
             raise InvalidInput(f"{where}: a metadata field name must match "
-                               "[A-Za-z_][A-Za-z0-9_.-]{0,63}.", field="filter.metadata")
+                               "[A-Za-z_][A-Za-z0-9_.-]{0,63}.", field="filters.metadata")
         ops = _ops(cond, where, OPERATORS)
         for op, operand in ops.items():
             out.append(MetaTest(name, op, _meta_operand(op, operand, where)))
@@ -238,7 +238,7 @@ def _check_value(name: str, v: Any, where: str) -> str:
 
 
 def _one_of(name: str, cond: Any) -> OneOf:
-    where = f"filter.{name}"
+    where = f"filters.{name}"
     allowed: set[str] | None = None
     refused: set[str] = set()
     for op, operand in _ops(cond, where, SET_OPERATORS).items():
@@ -297,7 +297,7 @@ def parse_window(name: str, spec: Any, now: datetime) -> Window:
     Raises:
         InvalidInput: an unknown operator, a bad time, or an empty window.
     """
-    where = f"filter.{name}"
+    where = f"filters.{name}"
     if isinstance(spec, str):
         if not _LAST.match(" ".join(spec.split())):
             raise InvalidInput(f"{where}: {spec!r}: a window given as text must read "
@@ -356,20 +356,20 @@ def parse_filter(spec: Any, now: datetime) -> ItemFilter:
     if spec is None:
         return ItemFilter()
     if not isinstance(spec, Mapping):
-        raise InvalidInput("filter must be a JSON object such as {'metadata': {'app': "
-                           "'crm'}}.", field="filter")
+        raise InvalidInput("filters must be a JSON object such as {'metadata': {'app': "
+                           "'crm'}}.", field="filters")
     try:
         size = len(json.dumps(spec, ensure_ascii=False, default=str).encode("utf-8"))
     except (UnicodeEncodeError, ValueError) as exc:
-        raise InvalidInput("filter holds text that is not valid Unicode.",
-                           field="filter") from exc
+        raise InvalidInput("filters holds text that is not valid Unicode.",
+                           field="filters") from exc
     if size > MAX_FILTER_BYTES:
-        raise InvalidInput(f"filter is over {MAX_FILTER_BYTES} bytes of JSON.",
-                           field="filter", limit=MAX_FILTER_BYTES)
+        raise InvalidInput(f"filters is over {MAX_FILTER_BYTES} bytes of JSON.",
+                           field="filters", limit=MAX_FILTER_BYTES)
     unknown = [k for k in spec if k not in FIELDS]
     if unknown:
-        raise InvalidInput(f"filter field {unknown[0]!r} is not one of {', '.join(FIELDS)}.",
-                           field="filter")
+        raise InvalidInput(f"filters field {unknown[0]!r} is not one of {', '.join(FIELDS)}.",
+                           field="filters")
     return ItemFilter(
         kind=_one_of("kind", spec["kind"]) if "kind" in spec else None,
         key=_one_of("key", spec["key"]) if "key" in spec else None,

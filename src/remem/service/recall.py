@@ -207,7 +207,7 @@ class RecallService:
             never = sorted(where.status.allowed & {"archived", "forgotten"})
             if never:
                 raise InvalidInput(f"recall never returns {never[0]} items; list them with "
-                                   f"items(status={never[0]!r}).", field="filter.status")
+                                   f"items(status={never[0]!r}).", field="filters.status")
             history = history or "superseded" in where.status.allowed
         return RecallFilter(scopes=frozenset(scopes), kinds=_kinds(kinds),
                             include_history=history,
