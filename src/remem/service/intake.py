@@ -28,6 +28,19 @@ from remem.service.ids import new_id
 PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
 
 
+def scoped_key(scope: str, key: str | None) -> str | None:
+    """The stored form of an idempotency key: bound to its scope (``user:a/k1``).
+
+    The same key in two scopes is two requests, never a replay or conflict across scopes. A
+    key already in the scope's namespace (a scoped token's keys, see ``Guard.scoped_name``)
+    and a key derived from a source identity (``src:[...]``, which names its scope) are kept
+    as they are, so existing rows keep replaying.
+    """
+    if key is None or key.startswith(f"{scope}/") or key.startswith("src:["):
+        return key
+    return f"{scope}/{key}"
+
+
 @dataclass(frozen=True)
 class Receipt:
     """The durable acknowledgement of an intake (KIP receipt)."""
@@ -106,8 +119,8 @@ class Intake:
         from remem.service.sources import DEFAULT_RUN, validate_observation
 
         validate_observation(scope, text, role, kind, run_id or DEFAULT_RUN, source_id, actor)
-        key = idempotency_key or (f"source:{run_id or 'default'}:{source_id}"
-                                  if source_id else None)
+        key = scoped_key(scope, idempotency_key or (
+            f"source:{run_id or 'default'}:{source_id}" if source_id else None))
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
             text, str) else None, role, kind, run_id or "default", source_id,
             to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor])

@@ -18,6 +18,7 @@ from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.service.guard import hidden
+from remem.service.intake import scoped_key
 
 
 def revise(memory: Any, scope: str, key: str, value: Any, *, change_kind: str,
@@ -52,7 +53,8 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
         raise InvalidInput("feedback role must be agent (self-report) or user (a person).",
                            field="input.role")
     origin = "user_statement" if role == "user" else "agent_statement"
-    fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL, f"{memory.id}/{idempotency_key}").hex[:20]
+    fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL,
+                                   f"{memory.id}/{scoped_key(scope, idempotency_key)}").hex[:20]
                    if idempotency_key else uuid.uuid4().hex[:20])
     existing = memory.store.feedback_row(memory.id, fid)
     if existing is None:
