@@ -251,6 +251,27 @@ class Memory:
                                       actor=self._actor(actor), caller_scope=caller_scope,
                                       scopes=self._forget_scopes(scopes))
 
+    def forget_scope(self, scope: str, *, actor: str | None = None) -> ErasureReport:
+        """Forgets a whole scope: every item (any status but forgotten) and every source of
+        ``scope``, with a tombstone per claim, in one ErasureReport (see
+        ``service.forget_scope``). The scope is required: there is no memory-wide form.
+
+        Raises:
+            InvalidInput: no scope, or not a scope handle (nothing erased).
+            PermissionDenied: a scoped caller naming another scope or below role writer; a
+                memory-wide caller below role admin.
+            LegalHoldActive: items of the scope are held (``details.held``); nothing erased.
+        """
+        from remem.service.forget_scope import forget_scope
+
+        if not isinstance(scope, str) or not scope.strip():
+            raise InvalidInput("Forgetting a scope needs the scope, e.g. 'user:alice'; there "
+                               "is no memory-wide form.", field="scope")
+        scope = self.guard.write(scope)
+        if self.principal.scope is None:
+            self.guard.role(Role.ADMIN, "forget a whole scope")
+        return forget_scope(Forgetter(self), scope, actor=self._actor(actor))
+
     def set_legal_hold(self, item_id: str, hold: bool = True, *,
                        actor: str | None = None) -> dict[str, Any]:
         """Sets (or releases, ``hold=False``) a legal hold: forget/retention are blocked."""
@@ -463,7 +484,8 @@ class Memory:
         return [g for g in groups if self.guard.readable(g["scope"])]
 
     def status(self) -> dict[str, Any]:
-        """Ledger head and item counts per status (memory-wide: a memory-wide subject)."""
+        """Ledger head, item counts per status and index health (memory-wide: a memory-wide
+        subject); ``index_health`` is described in ``service.health.index_health``."""
         if self.principal.scope is not None:
             from remem.errors import PermissionDenied
 
@@ -473,7 +495,14 @@ class Memory:
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
-                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
+                "index_health": self._index_health()}
+
+    def _index_health(self) -> dict[str, Any]:
+        """Pending and failed derive/index jobs, last error, oldest pending age (status)."""
+        from remem.service.health import index_health
+
+        return index_health(self.store, self.id, self.clock.now())
 
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:
