@@ -96,6 +96,12 @@ class HoldIn(_In):
     hold: bool = Field(default=True, description="false releases the hold.")
 
 
+class ForgetScopeIn(_In):
+    """Forget a whole scope: the scope is required (there is no memory-wide form)."""
+
+    scope: str = ScopeStr
+
+
 class RetentionIn(_In):
     keep_until: UtcDatetime | None = None
     keep_days: int | None = Field(default=None, ge=1, le=365_000)
