@@ -16,7 +16,7 @@ from typing import Any
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
-from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
+from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
@@ -75,7 +75,12 @@ class Memory:
         return self.principal.actor if self.principal.token_id is not None else None
 
     def _actor(self, actor: str | None) -> str:
-        """The ledger actor: always a token's own id; an in-process caller may name one."""
+        """The ledger actor: always a token's own id; an in-process caller may name one.
+
+        Raises:
+            InvalidInput: a named actor that is not valid text (checked even for a token).
+        """
+        check_text(actor, "actor", 256)
         if self.principal.token_id is None and actor:
             return actor
         return self.principal.actor
@@ -189,6 +194,7 @@ class Memory:
             NotFoundOrNotVisible: no such group with that item visible to the caller.
         """
         self.guard.role(Role.ADMIN, "resolve conflicts")
+        refuse_surrogates(group_id, "group_id")
         try:
             rec = self.guard.item(keep)
         except NotFound:
@@ -412,6 +418,9 @@ class Memory:
         up to ``deadline_ms``; if they are not, the result has ``status`` pending (or partial
         for a failed receipt), ``action_eligible`` False and the unresolved receipts.
         """
+        for field, v in (("query", query), ("tokenizer", tokenizer), ("kinds", kinds),
+                         ("after", after)):
+            refuse_surrogates(v, field)
         scopes = self.guard.read(scopes)
         for rid in after or []:
             self.guard.receipt(rid)
@@ -424,6 +433,8 @@ class Memory:
                 kinds: list[str] | None = None, valid_at: datetime | None = None
                 ) -> ContextResult:
         """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated)."""
+        refuse_surrogates(query, "query")
+        refuse_surrogates(kinds, "kinds")
         return self.ctx.recall.context(self.guard.read(scopes), query, max_bytes=max_bytes,
                                        kinds=kinds, valid_at=valid_at)
 
@@ -432,6 +443,8 @@ class Memory:
                 activation_id: str | None = None) -> ProfileResult:
         """The pinned profile (identity, rules, profile slots, preferences), deterministic;
         byte-identical for the same ``activation_id`` until a new activation."""
+        refuse_surrogates(activation_id, "activation_id")
+        refuse_surrogates(tokenizer, "tokenizer")
         return self.ctx.recall.profile(self.guard.read(scopes), budget_tokens=budget_tokens,
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)

@@ -14,6 +14,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from remem.domain.limits import MAX_OBSERVE_BYTES, check_text
 from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
@@ -49,6 +50,9 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
              target: str | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
     """Stores feedback with its origin; returns {feedback_id, origin, graded: False}."""
     Scope.parse(scope)
+    for name, v in (("text", text), ("actor", actor), ("source_ref", source_ref),
+                    ("target", target)):
+        check_text(v, f"input.{name}", MAX_OBSERVE_BYTES if name == "text" else 512)
     if role not in ("agent", "assistant", "user"):
         raise InvalidInput("feedback role must be agent (self-report) or user (a person).",
                            field="input.role")
