@@ -148,6 +148,14 @@ class JobStore(Protocol):
 
     def job_scheduled(self, memory_id: str, kind: str) -> dict[str, Any] | None: ...
 
+    def job_health(self, memory_id: str, now: str) -> dict[str, Any]:
+        """Open and failed jobs per kind, the oldest due open job's run_at, the last error."""
+        ...
+
+    def receipt_phases(self, memory_id: str) -> dict[str, int]:
+        """Receipts counted per phase."""
+        ...
+
     def reschedule_job(self, job_id: str, run_at: str, now: str) -> None: ...
 
     def start_run(self, memory_id: str, job_id: str, kind: str, worker: str, now: str, *,

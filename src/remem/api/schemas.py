@@ -114,6 +114,12 @@ class HoldIn(_In):
     hold: bool = Field(default=True, description="false releases the hold.")
 
 
+class ForgetScopeIn(_In):
+    """Forget a whole scope: the scope is required (there is no memory-wide form)."""
+
+    scope: str = ScopeStr
+
+
 class RetentionIn(_In):
     keep_until: UtcDatetime | None = None
     keep_days: int | None = Field(default=None, ge=1, le=365_000)
@@ -245,10 +251,32 @@ class ResolveOut(_Out):
     revision: int
 
 
+class JobErrorOut(_Out):
+    job_id: str
+    kind: str
+    state: str
+    at: str
+    error: str | None = Field(description="One line, no SQL, hosts, paths or stacks.")
+
+
+class IndexHealthOut(_Out):
+    """Derive/index jobs of the memory (issue 13.5)."""
+
+    state: str = Field(description="healthy | pending | failing")
+    pending: int = Field(description="Due queued and running jobs.")
+    failed: int = Field(description="Jobs closed as failed.")
+    jobs: dict[str, dict[str, int]] = Field(
+        description="Per job kind: pending, running, scheduled, failed.")
+    oldest_pending_age_s: float | None = None
+    last_error: JobErrorOut | None = None
+    receipts: dict[str, int] = Field(description="Receipts per phase.")
+
+
 class StatusOut(_Out):
     memory: str
     head_seq: int
     items: dict[str, int]
+    index_health: IndexHealthOut | None = None
 
 
 class ApplyResultOut(_Out):

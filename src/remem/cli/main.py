@@ -391,6 +391,9 @@ def _register_commands() -> None:
     from remem.cli import agent_cmds
 
     agent_cmds.register(app)
+    from remem.cli import status_cmds
+
+    status_cmds.register(app)
 
 
 _register_commands()

@@ -17,7 +17,7 @@ from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
 from remem.domain.filters import parse_metadata
-from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
+from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
@@ -76,7 +76,12 @@ class Memory:
         return self.principal.actor if self.principal.token_id is not None else None
 
     def _actor(self, actor: str | None) -> str:
-        """The ledger actor: always a token's own id; an in-process caller may name one."""
+        """The ledger actor: always a token's own id; an in-process caller may name one.
+
+        Raises:
+            InvalidInput: a named actor that is not valid text (checked even for a token).
+        """
+        check_text(actor, "actor", 256)
         if self.principal.token_id is None and actor:
             return actor
         return self.principal.actor
@@ -198,6 +203,7 @@ class Memory:
             NotFoundOrNotVisible: no such group with that item visible to the caller.
         """
         self.guard.role(Role.ADMIN, "resolve conflicts")
+        refuse_surrogates(group_id, "group_id")
         try:
             rec = self.guard.item(keep)
         except NotFound:
@@ -259,6 +265,27 @@ class Memory:
                                       expected_revision=expected_revision,
                                       actor=self._actor(actor), caller_scope=caller_scope,
                                       scopes=self._forget_scopes(scopes))
+
+    def forget_scope(self, scope: str, *, actor: str | None = None) -> ErasureReport:
+        """Forgets a whole scope: every item (any status but forgotten) and every source of
+        ``scope``, with a tombstone per claim, in one ErasureReport (see
+        ``service.forget_scope``). The scope is required: there is no memory-wide form.
+
+        Raises:
+            InvalidInput: no scope, or not a scope handle (nothing erased).
+            PermissionDenied: a scoped caller naming another scope or below role writer; a
+                memory-wide caller below role admin.
+            LegalHoldActive: items of the scope are held (``details.held``); nothing erased.
+        """
+        from remem.service.forget_scope import forget_scope
+
+        if not isinstance(scope, str) or not scope.strip():
+            raise InvalidInput("Forgetting a scope needs the scope, e.g. 'user:alice'; there "
+                               "is no memory-wide form.", field="scope")
+        scope = self.guard.write(scope)
+        if self.principal.scope is None:
+            self.guard.role(Role.ADMIN, "forget a whole scope")
+        return forget_scope(Forgetter(self), scope, actor=self._actor(actor))
 
     def set_legal_hold(self, item_id: str, hold: bool = True, *,
                        actor: str | None = None) -> dict[str, Any]:
@@ -411,6 +438,9 @@ class Memory:
         (``remem.domain.filters``); relative times resolve against ``now`` (default: the
         store clock). A filter that cannot be honoured raises InvalidInput.
         """
+        for field, v in (("query", query), ("tokenizer", tokenizer), ("kinds", kinds),
+                         ("after", after)):
+            refuse_surrogates(v, field)
         scopes = self.guard.read(scopes)
         for rid in after or []:
             self.guard.receipt(rid)
@@ -426,6 +456,8 @@ class Memory:
                 now: datetime | None = None) -> ContextResult:
         """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated);
         ``mode``, ``filters`` and ``now`` as in ``recall``."""
+        refuse_surrogates(query, "query")
+        refuse_surrogates(kinds, "kinds")
         return self.ctx.recall.context(self.guard.read(scopes), query, max_bytes=max_bytes,
                                        kinds=kinds, valid_at=valid_at, mode=mode,
                                        filters=filters, now=now)
@@ -435,6 +467,8 @@ class Memory:
                 activation_id: str | None = None) -> ProfileResult:
         """The pinned profile (identity, rules, profile slots, preferences), deterministic;
         byte-identical for the same ``activation_id`` until a new activation."""
+        refuse_surrogates(activation_id, "activation_id")
+        refuse_surrogates(tokenizer, "tokenizer")
         return self.ctx.recall.profile(self.guard.read(scopes), budget_tokens=budget_tokens,
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)
@@ -491,7 +525,8 @@ class Memory:
         return [g for g in groups if self.guard.readable(g["scope"])]
 
     def status(self) -> dict[str, Any]:
-        """Ledger head and item counts per status (memory-wide: a memory-wide subject)."""
+        """Ledger head, item counts per status and index health (memory-wide: a memory-wide
+        subject); ``index_health`` is described in ``service.health.index_health``."""
         if self.principal.scope is not None:
             from remem.errors import PermissionDenied
 
@@ -501,7 +536,14 @@ class Memory:
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
-                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
+                "index_health": self._index_health()}
+
+    def _index_health(self) -> dict[str, Any]:
+        """Pending and failed derive/index jobs, last error, oldest pending age (status)."""
+        from remem.service.health import index_health
+
+        return index_health(self.store, self.id, self.clock.now())
 
     def verify(self) -> dict[str, Any]:
         """Walks this memory's ledger and source chains (``service.verify.verify_memory``);

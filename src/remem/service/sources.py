@@ -64,6 +64,20 @@ def _source_id(source_id: str | None, idempotency_key: str | None) -> str:
     return "obs_" + uuid.uuid4().hex
 
 
+def _own_source(reader: Any, sid: str, scope: str) -> tuple[str, dict[str, Any] | None]:
+    """The id a source has in ``scope`` and its row if already recorded there.
+
+    Source ids are per scope: an id another scope already holds is stored in this scope's
+    namespace (``user:b/turn-1``, as a scoped token's ids are), so the same id in two scopes is
+    two sources, never a replay or conflict across scopes.
+    """
+    found = reader.source(sid)
+    if found is None or found["scope"] == scope or sid.startswith(f"{scope}/"):
+        return sid, found
+    own = f"{scope}/{sid}"
+    return own, reader.source(own)
+
+
 def _receipt(row: dict[str, Any], accepted_seq: int | None, replayed: bool) -> SourceReceipt:
     return SourceReceipt(
         source_id=row["source_id"], run_id=row["run_id"], sequence=row["sequence"],
@@ -128,14 +142,14 @@ class SourceService:
                 "occurred_at": at_given, "metadata": dump_metadata(metadata)}
         index = self.embedding.index
         with index.read(self.ctx.id) as snap:
-            found = snap.source(sid)
+            sid, found = _own_source(snap, sid, scope)
             if found is not None:
                 return _replay(found, want, text, snap.source_event_seq(sid))
         vec = self.embedding.embed([text])[0]
         now = to_iso(self.ctx.clock.now())
         with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             w = index.writer(uow)
-            found = w.source(sid)
+            sid, found = _own_source(w, sid, scope)
             if found is not None:
                 return _replay(found, want, text,
                                index.in_transaction(uow).source_event_seq(sid))

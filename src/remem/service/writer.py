@@ -22,6 +22,7 @@ from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnCh
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
 from remem.errors import HeadMoved, IdempotencyConflict
+from remem.service.intake import scoped_key
 from remem.service.results import WriteResult
 
 
@@ -113,8 +114,9 @@ class Writer:
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces]
                              + ([req.metadata] if req.metadata is not None else []))
-        if req.idempotency_key:
-            found = uow.idempotency_get(req.idempotency_key)
+        idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
+        if idem_key:
+            found = uow.idempotency_get(idem_key)
             if found is not None:
                 return _replay(found, idem_digest, req.idempotency_key)
         head, _ = uow.head()
@@ -133,8 +135,8 @@ class Writer:
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
-        if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
-            uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
+        if idem_key and decision.outcome is not Outcome.FORGOTTEN:
+            uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
 

@@ -15,6 +15,7 @@ from remem.api.schemas import (
     SCOPE_PATTERN,
     CorrectIn,
     ErasureReportOut,
+    ForgetScopeIn,
     HistoryOut,
     HoldIn,
     HoldOut,
@@ -110,6 +111,13 @@ def item_history(item_id: str, memory: Caller) -> Any:
 def forget_item(item_id: str, memory: Caller) -> Any:
     """Erases the item and every copy of its claim; returns the erasure report."""
     return memory.forget(item_id).to_dict()
+
+
+@router.post("/forget-scope", response_model=ErasureReportOut, summary="Forget a whole scope")
+def forget_scope(body: ForgetScopeIn, memory: Caller) -> Any:
+    """Erases every item and source of one scope (owner/admin, or the scope's own writer);
+    409 legal_hold_active when items are held (nothing erased)."""
+    return memory.forget_scope(body.scope).to_dict()
 
 
 @router.post("/items/{item_id}/archive", response_model=ItemStateOut, summary="Archive")
