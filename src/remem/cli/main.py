@@ -377,6 +377,9 @@ def _register_commands() -> None:
     from remem.cli import agent_cmds
 
     agent_cmds.register(app)
+    from remem.cli import kip_cmds
+
+    kip_cmds.register(app)
 
 
 _register_commands()

@@ -337,12 +337,15 @@ class Memory:
 
         return KipBinding(self).handle(request)
 
-    def kip_descriptor(self) -> dict[str, Any]:
+    def kip_descriptor(self, default_scope: str | None = None) -> dict[str, Any]:
         """What the KIP binding advertises to this caller (schema ``Descriptor``): bundles,
-        default budget, tokenizer, minimum_response_tokens, default space and scope."""
+        default budget, tokenizer, minimum_response_tokens, default space and scope (the
+        caller's own scope, or ``default_scope`` an interface binds, e.g. MCP's --scope)."""
         from remem.service.kip_descriptor import descriptor
 
-        return descriptor(self.id, self.principal.scope)
+        if default_scope is not None:
+            default_scope = self.guard.read(default_scope)[0]
+        return descriptor(self.id, default_scope or self.principal.scope)
 
     def stage_source(self, scope: str, text: str, *, source_ref: str,
                      digest: str | None = None, role: str = "user", actor: str | None = None,
