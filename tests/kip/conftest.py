@@ -1,0 +1,45 @@
+"""KIP fixtures: a memory on a real SQLite file, and the same through a real `remem serve`
+on loopback (tokens: maya writer, maya reader, bob writer, admin)."""
+
+from __future__ import annotations
+
+import pytest
+
+import remem
+from remem.testing.served import Server
+
+from kip.kit import HttpClient, PyClient
+
+
+@pytest.fixture
+def py(store):
+    return PyClient(store.create_memory("m1"))
+
+
+@pytest.fixture
+def paused(db_path):
+    """Formation waits for a worker (derive jobs queued, not run inline)."""
+    s = remem.open(db_path, derive="worker")
+    mem = s.create_memory("m1")
+    yield s, PyClient(mem)
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A served memory m1 and clients by name; each test uses its own scopes' data."""
+    db = tmp_path_factory.mktemp("kip") / "kip.db"
+    s = remem.open(db)
+    mem = s.create_memory("m1")
+    tokens = {name: mem.create_token(role, subject)[0] for name, (role, subject) in {
+        "maya": ("writer", "user:maya"), "maya_reader": ("reader", "user:maya"),
+        "bob": ("writer", "user:bob"), "admin": ("admin", "admin")}.items()}
+    s.close()
+    server = Server(db)
+    clients = {n: HttpClient(server.base, t) for n, t in tokens.items()}
+    try:
+        yield clients
+    finally:
+        for c in clients.values():
+            c.close()
+        server.stop()
