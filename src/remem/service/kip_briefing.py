@@ -183,7 +183,8 @@ class Briefer:
         if pending:
             channels.update({c: "incomplete" for c in CHANNELS if c != "constraints"})
             unc.append("pending: an after receipt is not yet available")
-        return self._fit(constraints, optional[offset:], offset, unc, channels, pending, after,
+        return self._fit(self._local(constraints), self._local(optional[offset:]), offset, unc,
+                         channels, pending, after,
                          digest, doc["basis_seq"])
 
     def _fit(self, required, optional, offset, unc, channels, pending, after, digest, basis):
@@ -316,12 +317,32 @@ class Briefer:
         cov = _coverage(channels, self._scope_doc(), True, [])
         basis = mem.store.head_seq(mem.id)
         doc = R.envelope("recall", _status(cov, []), self._rid(), result=_briefing(
-            items, unc, f"basis:{basis}:{ref[:64]}", cov, []))
+            self._local(items), unc, f"basis:{basis}:{ref[:64]}", cov, []))
         if count_tokens(doc, self.tokenizer) > self.max_tokens:
             raise ResultLimitExceeded(f"This expansion does not fit max_output_tokens "
                                       f"{self.max_tokens}; raise the budget.",
                                       max_output_tokens=self.max_tokens)
         return doc
+
+    def _local(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Source refs as the caller named them: a scoped token's ids live under its scope
+        (``user:maya/turn-7``); it staged and cites them without that prefix."""
+        p = self.memory.principal
+        if p.token_id is None or p.scope is None:
+            return items
+        prefix = f"{p.scope}/"
+
+        def local(ref: str) -> str:
+            return ref[len(prefix):] if ref.startswith(prefix) else ref
+
+        out = []
+        for it in items:
+            it = {**it, "evidence_refs": list(dict.fromkeys(
+                local(r) for r in it["evidence_refs"]))}
+            if it["role"] == "source":
+                it["ref"] = local(it["ref"])
+            out.append(it)
+        return out
 
     def _scope_doc(self) -> dict[str, Any]:
         out: dict[str, Any] = {"task_ref": self.task}
