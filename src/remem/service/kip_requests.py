@@ -128,6 +128,7 @@ def parse_request(document: Any) -> tuple[KipRequest, _Strict]:
             version, bool) else type(version).__name__
         raise UnsupportedCapability(f"kip_memory {str(shown)[:32]!r} is not supported; use "
                                     f"{KIP_VERSION!r}.", field="kip_memory")
+    _check_requires(document.get("requires"))
     problems = kip_schema.errors(document, "Request")
     if problems:
         raise InvalidInput(f"Not a schema-valid KIP request: {_short(problems[0])}. See the "
@@ -135,6 +136,18 @@ def parse_request(document: Any) -> tuple[KipRequest, _Strict]:
                            field=problems[0].split(":", 1)[0])
     req = KipRequest.model_validate(document)
     return req, INPUTS[req.operation].model_validate(req.input)
+
+
+def _check_requires(requires: Any) -> None:
+    """An unknown bundle name is an unavailable requirement (seed §3: UnsupportedCapability),
+    not a malformed request."""
+    if not isinstance(requires, list):
+        return
+    known = set(kip_schema.bundles()["bundles"])
+    for name in requires:
+        if isinstance(name, str) and name not in known:
+            raise UnsupportedCapability(f"bundle {name[:64]!r} is unknown here; this binding "
+                                        "serves ['memory_basic'].", field="requires")
 
 
 def _short(problem: str) -> str:

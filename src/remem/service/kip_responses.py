@@ -119,6 +119,25 @@ def http_status(document: dict[str, Any]) -> int:
     return _STATUS.get(code, 400)
 
 
+def raise_for_failure(document: dict[str, Any]) -> dict[str, Any]:
+    """The document, unless it is a ``failed`` response: then the remem error it reports
+    (same class, message and details) is raised — for Python callers who prefer exceptions."""
+    if document.get("status") != "failed" or "error" not in document:
+        return document
+    err = document["error"]
+    details = dict(err.get("details") or {})
+    code = details.pop("remem_code", None)
+    details.pop("retryable", None)
+    raise _CLASSES.get(code, E.RememError)(err["message"], **details)
+
+
+def _classes(cls: type[E.RememError]) -> dict[str, type[E.RememError]]:
+    out = {cls.code: cls}
+    for sub in cls.__subclasses__():
+        out.update(_classes(sub))
+    return out
+
+
 def _codes(cls: type[E.RememError]) -> dict[str, int]:
     out = {cls.code: cls.http_status}
     for sub in cls.__subclasses__():
@@ -127,6 +146,7 @@ def _codes(cls: type[E.RememError]) -> dict[str, int]:
 
 
 _STATUS = _codes(E.RememError)
+_CLASSES = _classes(E.RememError)
 
 __all__ = ["envelope", "failed", "formation", "http_status", "kip_error", "mutation_status",
-           "progress", "receipt", "receipt_progress"]
+           "progress", "raise_for_failure", "receipt", "receipt_progress"]
