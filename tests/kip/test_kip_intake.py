@@ -156,3 +156,32 @@ def test_a_source_restating_a_forgotten_claim_is_skipped_not_learned(py):
     out = py.kip("observe", {"source_ref": "s2"}, key="o2")
     assert out["progress"]["disposition"] == "skipped" and out["result"]["memory_refs"] == []
     assert out["result"]["summary"].startswith("skipped")
+
+
+def test_a_replay_after_the_source_text_was_erased_returns_the_original_receipt(py):
+    py.stage("s1", "I live in Lyon.")
+    first = py.kip("observe", {"source_ref": "s1"}, key="k1")
+    py.kip("forget", {"target_ref": "s1", "mode": "payload_only"}, key="g1")
+    again = py.kip("observe", {"source_ref": "s1"}, key="k1")
+    assert again["status"] == "succeeded" and again["receipt"] == first["receipt"]
+    fresh = py.kip("observe", {"source_ref": "s1"}, key="k2")  # not a replay: text is gone
+    assert fresh["error"]["code"] == "NotFoundOrNotVisible"
+
+
+def test_a_task_scoped_observation_stays_in_its_task(py):
+    py.stage("t1", "I live in Lyon.", scope="thread:t1")
+    [ref] = py.kip("observe", {"source_ref": "t1"}, scope="thread:t1", key="o")["result"][
+        "memory_refs"]
+    assert py.memory.get(ref).scope == "thread:t1"
+    b = py.kip("recall", {"query": "where do I live"})["result"]
+    assert b["items"] == []  # user:maya never sees the thread's fact or source
+
+
+def test_evidence_only_input_is_disclosed_never_presented_as_knowledge(py):
+    py.stage("a1", "You live in Paris, right?", role="assistant")
+    out = py.kip("observe", {"source_ref": "a1"}, key="o")
+    assert out["progress"]["disposition"] == "evidence_only"
+    assert out["result"]["memory_refs"] == []
+    b = py.kip("recall", {"query": "Paris"})["result"]
+    assert [i["role"] for i in b["items"]] == ["source"]
+    assert any(u.startswith("evidence only") for u in b["uncertainties"])

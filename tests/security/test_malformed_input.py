@@ -114,8 +114,16 @@ def assert_clean_error(s: Served, r: httpx.Response) -> dict:
     """4xx, the one error shape, not retryable, and no internals."""
     assert 400 <= r.status_code < 500, (r.status_code, r.text[:500])
     body = r.json()
-    assert set(body) == {"error"}, body
-    err = body["error"]
+    if isinstance(body, dict) and "kip_memory" in body:  # a refused KIP request: KIP's shape
+        from remem.service.kip_schema import errors
+
+        assert body.get("status") == "failed" and not errors(body, "Response"), body
+        kip = body["error"]
+        err = {"code": kip["details"]["remem_code"], "message": kip["message"],
+               "retryable": kip["details"]["retryable"], "details": kip["details"]}
+    else:
+        assert set(body) == {"error"}, body
+        err = body["error"]
     assert set(err) == {"code", "message", "retryable", "details"}, err
     assert isinstance(err["code"], str) and isinstance(err["message"], str) and err["message"]
     assert isinstance(err["details"], dict)
@@ -516,7 +524,7 @@ def test_semantic_forget_of_a_source_lists_its_items(served):
         "idempotency_key": "forget-src-1",
         "input": {"target_ref": source_id, "mode": "semantic"}}))
     assert r.status_code == 200, r.text[:500]
-    assert r.json()["result"]["state"] in ("completed", "pending")
+    assert r.json()["result"]["status"] in ("completed", "pending")
 
 
 # --- KIP: non-object input/scope/budget (the lead is rewriting the KIP parser) --------------

@@ -49,6 +49,10 @@ def _refs(memory: Any, source_id: str) -> list[str]:
 def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
     mem = b.memory
     task = mem.guard.write(b.task(req))
+    replay = _observed(mem, task, d.source_ref, req.idempotency_key)
+    if replay is not None:  # a replay needs no live staging handle (its text may be erased)
+        return _answer(req, "observe", replay, "replayed: the original acknowledgement",
+                       _refs(mem, replay.source_id) if replay.source_id else [])
     row = b._staged(d.source_ref, task)
     rc = mem.observe(task, row["text"], role=row["role"], actor=row["actor"],
                      source_id=row["source_id"], run_id=row["run_id"],
@@ -60,6 +64,15 @@ def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
                "skipped": "skipped: the source restates forgotten or erased content"}.get(
         rc.disposition or "", f"recorded; formation is {rc.phase}")
     return _answer(req, "observe", rc, summary, refs)
+
+
+def _observed(mem: Any, task: str, source_ref: str, key: str) -> Any:
+    """The original receipt when ``key`` already acknowledged this source in this scope."""
+    found = mem.store.receipt_by_key(mem.id, mem.guard.scoped_name(task, key))
+    row = mem.guard.find_source(source_ref) if found is not None else None
+    if row is None or found["source_id"] != row["source_id"] or found["scope"] != task:
+        return None
+    return mem.intake.get(found["receipt_id"])
 
 
 def _answer(req: Any, op: str, rc: Any, summary: str, refs: list[str]) -> dict[str, Any]:
