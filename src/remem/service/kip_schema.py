@@ -51,7 +51,11 @@ def errors(document: Any, shape: str) -> list[str]:
 
 
 def check(document: Any, shape: str) -> None:
-    """Raises AssertionError-free ``ValueError`` listing the problems, when invalid."""
+    """Nothing when ``document`` is a valid ``shape``.
+
+    Raises:
+        ValueError: it is not (the message lists the first problems).
+    """
     problems = errors(document, shape)
     if problems:
         raise ValueError(f"not a schema-valid KIP {shape}: " + "; ".join(problems[:5]))

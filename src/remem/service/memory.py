@@ -358,7 +358,8 @@ class Memory:
         extracted until a KIP request names it. Staging the same source again is a replay.
 
         Returns:
-            ``{"source_ref", "scope", "digest", "role", "actor", "occurred_at", "replayed"}``.
+            ``{"source_ref", "scope", "digest", "role", "actor", "occurred_at", "sequence"
+            (its place in the run's chain), "replayed"}``.
 
         Raises:
             InvalidInput: bad text, ref, role or a digest that does not match the text.
@@ -378,7 +379,8 @@ class Memory:
                                       occurred_at=occurred_at, kind=kind,
                                       recorded_by=self._recorder())
         return {"source_ref": source_ref, "scope": rc.scope, "digest": sha, "role": rc.role,
-                "actor": rc.actor, "occurred_at": rc.occurred_at, "replayed": rc.replayed}
+                "actor": rc.actor, "occurred_at": rc.occurred_at, "sequence": rc.sequence,
+                "replayed": rc.replayed}
 
     def capture(self, scope: str, host_kind: str, host_id: str, turns: list[dict[str, Any]],
                 *, expected_position: int | None = None) -> dict[str, Any]:
