@@ -92,7 +92,7 @@ class KipBinding:
                                field="scope.task_ref")
         return task
 
-    def _staged(self, ref: str, scope: str) -> dict[str, Any]:
+    def staged(self, ref: str, scope: str) -> dict[str, Any]:
         """The staged source ``ref`` in ``scope``, or the one existence-neutral answer."""
         row = self.memory.guard.find_source(ref)
         if row is None or row["scope"] != scope or row.get("text") is None:

@@ -28,8 +28,8 @@ import hashlib
 import json
 from typing import Any
 
-from remem.errors import CursorMismatch, PreconditionFailed, ResultLimitExceeded, \
-    UnsupportedCapability
+from remem.errors import CursorMismatch, NotFound, PreconditionFailed, \
+    ResultLimitExceeded, UnsupportedCapability
 from remem.service import kip_responses as R
 from remem.service.kip_descriptor import DEFAULT_DEADLINE_MS, DEFAULT_MAX_OUTPUT_TOKENS, \
     DEFAULT_TOKENIZER
@@ -289,7 +289,7 @@ class Briefer:
         src = None
         try:
             view = mem.get(ref).to_dict()
-        except Exception:  # noqa: BLE001 - NotFoundOrNotVisible: maybe a source ref
+        except NotFound:  # not a visible item: maybe a source ref (else the same answer)
             view = None
             src = guard.source(ref)
         if view is not None and view["scope"] not in scopes:

@@ -53,7 +53,7 @@ def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
     if replay is not None:  # a replay needs no live staging handle (its text may be erased)
         return _answer(req, "observe", replay, "replayed: the original acknowledgement",
                        _refs(mem, replay.source_id) if replay.source_id else [])
-    row = b._staged(d.source_ref, task)
+    row = b.staged(d.source_ref, task)
     rc = mem.observe(task, row["text"], role=row["role"], actor=row["actor"],
                      source_id=row["source_id"], run_id=row["run_id"],
                      occurred_at=from_iso(row["occurred_at"]), kind=row["kind"],
@@ -130,7 +130,7 @@ def revise(b: Any, req: Any, d: Any) -> dict[str, Any]:
                                     "binding; use correction or world_change.",
                                     field="input.change_kind")
     task = mem.guard.write(b.task(req))
-    row = b._staged(d.source_ref, task)
+    row = b.staged(d.source_ref, task)
     target = mem.guard.writable_item(d.target_ref) if d.target_ref else None
     if target is not None and target.scope != task:
         raise hidden("Item", d.target_ref, "input.target_ref")
@@ -195,7 +195,7 @@ def _write_revision(mem: Any, task: str, row: dict[str, Any], at: Any, claims: l
 def feedback(b: Any, req: Any, d: Any) -> dict[str, Any]:
     mem = b.memory
     task = mem.guard.write(b.task(req))
-    row = b._staged(d.source_ref, task)
+    row = b.staged(d.source_ref, task)
     origin = FEEDBACK_ORIGIN.get(row["role"])
     if origin is None:
         raise InvalidInput(f"Feedback comes from a user or an agent; the staged source's role "

@@ -332,7 +332,10 @@ class Memory:
                                              scopes=self._forget_scopes(scopes))
 
     def kip(self, request: Any) -> dict[str, Any]:
-        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
+        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``) and returns the
+        schema's response document; a refused request is a ``failed`` response (its error:
+        ``{code, category, message, details}``). Raises only for a document that names no KIP
+        operation (InvalidInput)."""
         from remem.service.kip import KipBinding
 
         return KipBinding(self).handle(request)
