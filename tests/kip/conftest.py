@@ -71,3 +71,23 @@ def both(request, tmp_path):
         s.close()
         if drop:
             drop()
+
+
+@pytest.fixture
+def model_service():
+    """A scripted stand-in for a remote OpenAI-compatible model service on 127.0.0.1."""
+    from tests.llm.llm_standin import ScriptedModelService
+
+    service = ScriptedModelService()
+    yield service
+    service.close()
+
+
+@pytest.fixture
+def modelled(db_path, model_service):
+    """Memory m1 whose extraction is the scripted remote model."""
+    s = remem.open(db_path, providers={"remote": {"type": "openai",
+                                                  "base_url": model_service.base_url}})
+    mem = s.create_memory("m1", {"extraction": {"provider": "remote", "model": "scripted"}})
+    yield PyClient(mem), model_service
+    s.close()
