@@ -13,6 +13,8 @@ stack, and the ledger head (and the token list) did not move.
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import re
 import subprocess
@@ -195,6 +197,11 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "operation": "assert", "source": {"id": "s-3", "text": "my cat",
                                               "role": "user", "occurred_at_ms": 1700000000000},
             "valid_until_ms": None}),
+        ("POST", "/memory/{memory_id}/kip/sources"): ("/memory/m1/kip/sources", {
+            "scope": "user:alice", "source_ref": "s-stage-1", "text": "I like tea.",
+            "digest": "sha256:" + hashlib.sha256(b"I like tea.").hexdigest(), "role": "user",
+            "actor": "alice", "occurred_at": "2024-01-01T00:00:00Z", "kind": "user-message",
+            "run_id": "r-1"}),
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),
