@@ -32,7 +32,7 @@ from remem.errors import CursorMismatch, NotFound, PreconditionFailed, \
     ResultLimitExceeded, UnsupportedCapability
 from remem.service import kip_responses as R
 from remem.service.kip_descriptor import DEFAULT_DEADLINE_MS, DEFAULT_MAX_OUTPUT_TOKENS, \
-    DEFAULT_TOKENIZER
+    DEFAULT_TOKENIZER, TOKENIZERS
 from remem.service.kip_requests import KipRequest, RecallInput
 
 CHANNELS = ("constraints", "commitments", "dependencies", "failures", "experiences", "skills",
@@ -140,7 +140,7 @@ class Briefer:
             raise UnsupportedCapability("recall mode 'attention' needs durable attention "
                                         "(memory_durable), which remem does not serve; use "
                                         "answer, action or resume.", field="input.mode")
-        if self.tokenizer not in ("o200k_base", "cl100k_base"):
+        if self.tokenizer not in TOKENIZERS:
             raise UnsupportedCapability(f"tokenizer {self.tokenizer[:64]!r} is not served; "
                                         "use o200k_base or cl100k_base.",
                                         field="budget.tokenizer")
