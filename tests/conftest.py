@@ -45,3 +45,28 @@ def fixed_store(db_path: Path, clock: FixedClock):
 def memory(store):
     """A fresh memory ``m1`` with the default config."""
     return store.create_memory("m1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_kip_exchange_is_schema_valid():
+    """Every KIP response remem returns in process, in any test of the suite, and every
+    request it accepts validate against the KIP schema (``remem/specs/kip``); HTTP tests
+    validate what they receive (tests/kip/kit.py, tests/security/kit.py)."""
+    from remem.service import kip as kip_module
+    from remem.service.kip_schema import errors
+
+    original = kip_module.KipBinding.handle
+
+    def checked(self, document):
+        out = original(self, document)
+        problems = errors(out, "Response")
+        assert not problems, f"schema-invalid KIP response {problems[:3]}: {str(out)[:500]}"
+        if out["status"] != "failed":
+            problems = errors(document, "Request")
+            assert not problems, f"accepted a schema-invalid KIP request {problems[:3]}"
+        return out
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(kip_module.KipBinding, "handle", checked)
+    yield
+    mp.undo()

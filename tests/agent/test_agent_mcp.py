@@ -63,6 +63,7 @@ def test_mcp_round_trip_with_the_sdk_client(db_with_memory):
                                         {"key": "home_city_rome", "value": "Rome"})
             out["forget_key"] = await call(client, "ForgetMemory", {"key": "dog_name"})
             out["resources"] = [str(r.uri) for r in (await client.list_resources()).resources]
+            out["descriptor"] = await call(client, "KipDescriptor", {})
             first = await client.read_resource("remem://profile")
             await call(client, "Remember", {"key": "home_city", "value": "Rome",
                                             "kind": "profile_slot"})
@@ -72,8 +73,10 @@ def test_mcp_round_trip_with_the_sdk_client(db_with_memory):
 
     out = asyncio.run(session())
 
-    assert set(out["tools"]) == set(TOOL_NAMES)
+    assert set(out["tools"]) == {*TOOL_NAMES, "KipDescriptor"}
     for name, tool in out["tools"].items():
+        if name == "KipDescriptor":
+            continue
         props = tool.input_schema["properties"]
         for arg, schema in PROPERTIES[name].items():
             assert {k: v for k, v in props[arg].items() if k in schema} == schema
@@ -96,6 +99,11 @@ def test_mcp_round_trip_with_the_sdk_client(db_with_memory):
     assert not is_error and res["items"] == [ids[(USER, "dog_name")]]
 
     assert out["resources"] == ["remem://profile"]
+    is_error, res = out["descriptor"]
+    from remem.service.kip_schema import errors as kip_errors
+
+    assert not is_error and kip_errors(res["descriptor"], "Descriptor") == []
+    assert res["descriptor"]["default_scope"] == {"task_ref": USER}
     first, second = out["profile"]
     assert first == second  # pinned for the server's session
     assert "Answer in two sentences at most." in first and '"Paris"' in first
@@ -164,7 +172,7 @@ def test_mcp_refuses_unknown_scope_and_mistyped_arguments_and_writes_nothing(db_
 
     for name, schema in out["schemas"].items():
         assert schema["additionalProperties"] is False and set(schema["properties"]) == set(
-            PROPERTIES[name])
+            PROPERTIES.get(name, ()))  # KipDescriptor takes no arguments
     for (name, args, field), (is_error, res) in zip(refusals, out["refused"], strict=True):
         assert is_error and res["ok"] is False, (name, args, res)
         assert res["error"]["code"] == "invalid_input", (name, args, res)

@@ -40,28 +40,40 @@ def test_recall_with_a_barrier_reports_status_and_eligibility(api):
     assert_error(foreign, 404, "not_found_or_not_visible")
 
 
+def _kip_failed(r, status: int, code: str) -> None:
+    """A refused KIP request: the remem status and a KIP failed response (schema-valid)."""
+    from remem.service.kip_schema import errors
+
+    body = r.json()
+    assert r.status_code == status and errors(body, "Response") == [], r.text
+    assert body["status"] == "failed" and body["error"]["details"]["remem_code"] == code
+
+
 def test_kip_observe_and_recall_round_trip(api):
+    staged = api.post("/memory/m1/kip/sources", "alice", json={
+        "scope": "user:alice", "source_ref": "k1", "text": "I'm allergic to peanuts."})
+    assert staged.status_code == 201, staged.text
     obs = api.post("/memory/m1/kip", "alice", json={
         "kip_memory": "2.0", "operation": "observe", "scope": {"task_ref": "user:alice"},
-        "idempotency_key": "obs-1",
-        "input": {"source_ref": "k1", "text": "I'm allergic to peanuts."}})
+        "idempotency_key": "obs-1", "input": {"source_ref": "k1"}})
     assert obs.status_code == 200, obs.text
-    rid = obs.json()["receipt"]["receipt_id"]
+    rid = obs.json()["receipt"]["receipt_ref"]
     rec = api.post("/memory/m1/kip", "alice_reader", json={
         "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
         "budget": {"max_output_tokens": 1500},
         "input": {"query": "what is alice allergic to", "after": [rid]}})
     assert rec.status_code == 200, rec.text
-    assert rec.json()["status"] == "succeeded" and rec.json()["knowledge"] == "found"
+    assert rec.json()["status"] == "succeeded"
+    assert "allergies: peanuts" in [i["text"] for i in rec.json()["result"]["items"]]
     denied = api.post("/memory/m1/kip", "alice_reader", json={
         "kip_memory": "2.0", "operation": "observe", "scope": {"task_ref": "user:alice"},
-        "idempotency_key": "obs-2", "input": {"source_ref": "k2", "text": "hi"}})
-    assert_error(denied, 403, "permission_denied")
+        "idempotency_key": "obs-2", "input": {"source_ref": "k1"}})
+    _kip_failed(denied, 403, "permission_denied")
     other = api.post("/memory/m1/kip", "bob", json={
         "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
         "input": {"query": "allergic"}})
-    assert_error(other, 403, "permission_denied")
+    _kip_failed(other, 403, "permission_denied")
     bad = api.post("/memory/m1/kip", "alice", json={
         "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
         "requires": ["memory_learning"], "input": {"query": "x"}})
-    assert_error(bad, 422, "unsupported_capability")
+    _kip_failed(bad, 422, "unsupported_capability")

@@ -32,13 +32,16 @@ def paused(db_path):
 
 
 def kip(mem, operation, input_, *, scope=U, key=None, budget=None, **extra):
+    """A KIP request; a failed response raises its remem error (service.kip_responses)."""
+    from remem.service.kip_responses import raise_for_failure
+
     req = {"kip_memory": "2.0", "operation": operation, "scope": {"task_ref": scope},
            "input": input_, **extra}
     if key:
         req["idempotency_key"] = key
     if budget:
         req["budget"] = budget
-    return mem.kip(req)
+    return raise_for_failure(mem.kip(req))
 
 
 # --- receipts, phases, idempotency -----------------------------------------------------------
@@ -176,12 +179,12 @@ def test_scenario_7_preferences_change_one_slot_without_conflict(store):
 def test_scenario_8_unknown_is_distinct_from_a_stated_no(store):
     mem = store.create_memory("m1")
     out = kip(mem, "recall", {"query": "Is the user vegetarian?"})
-    assert out["result"]["items"] == [] and out["result"]["sources"] == []
-    assert out["knowledge"] == "unknown"
+    assert out["result"]["items"] == []
+    assert out["result"]["uncertainties"] == ["unknown: nothing recorded in scope answers this"]
     mem.remember(U, "diet", "omnivore", kind="preference")
     out = kip(mem, "recall", {"query": "Is the user vegetarian?"})
-    assert out["knowledge"] == "found"
-    assert [i["value"] for i in out["result"]["items"] if i["key"] == "diet"] == ["omnivore"]
+    assert out["result"]["uncertainties"] == []
+    assert [i["text"] for i in out["result"]["items"]] == ["diet: omnivore"]
 
 
 # --- derive rules -----------------------------------------------------------------------------
@@ -265,13 +268,13 @@ def test_kip_errors(store):
     with pytest.raises(UnsupportedCapability):
         kip(mem, "recall", {"query": "x"}, budget={"tokenizer": "gpt-17"})
     with pytest.raises(InvalidInput):
-        kip(mem, "observe", {"source_ref": "s", "text": "hi"})  # no idempotency key
+        kip(mem, "observe", {"source_ref": "s"})  # no idempotency key
     with pytest.raises(InvalidInput):
-        mem.kip({"kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "team-x"},
-                 "input": {"query": "x"}})  # a label is not a scope: never widened
-    r = kip(mem, "observe", {"source_ref": "s1", "text": "I live in Lyon."}, key="o1")
+        kip(mem, "recall", {"query": "x"}, scope="team-x")  # a label is not a scope
+    mem.stage_source(U, "I live in Lyon.", source_ref="s1")
+    r = kip(mem, "observe", {"source_ref": "s1"}, key="o1")
     assert r["status"] == "succeeded"
-    rid = r["receipt"]["receipt_id"]
+    rid = r["receipt"]["receipt_ref"]
     head = store.adapter.head_seq("m1")
     with pytest.raises(PreconditionFailed):
         kip(mem, "recall", {"query": "x", "after": [rid], "time": {"as_of_seq": 1}})
@@ -282,24 +285,27 @@ def test_kip_errors(store):
 
 def test_kip_feedback_keeps_its_origin_and_is_not_a_grade(store):
     mem = store.create_memory("m1")
-    a = kip(mem, "feedback", {"text": "I think I answered well.", "role": "agent"}, key="f1")
-    u = kip(mem, "feedback", {"text": "That answer was wrong.", "role": "user"}, key="f2")
-    assert a["result"]["origin"] == "agent_statement"
-    assert u["result"]["origin"] == "user_statement"
-    assert a["result"]["graded"] is False
+    mem.stage_source(U, "I think I answered well.", source_ref="f1", role="agent")
+    mem.stage_source(U, "That answer was wrong.", source_ref="f2", role="user")
+    a = kip(mem, "feedback", {"source_ref": "f1"}, key="f1")
+    u = kip(mem, "feedback", {"source_ref": "f2"}, key="f2")
+    rows = [store.adapter.feedback_row("m1", x["receipt"]["receipt_ref"]) for x in (a, u)]
+    assert [r["origin"] for r in rows] == ["agent_statement", "user_statement"]
+    assert "not a grade" in a["result"]["summary"]
     assert mem.items(status="all").items == []  # nothing promoted to a claim
 
 
 def test_kip_forget_semantic_and_payload_only(store):
     mem = store.create_memory("m1")
-    kip(mem, "observe", {"source_ref": "s1", "text": "I'm allergic to kumquats."}, key="o1")
+    mem.stage_source(U, "I'm allergic to kumquats.", source_ref="s1")
+    kip(mem, "observe", {"source_ref": "s1"}, key="o1")
     [item] = mem.inspect(U, "allergies").current
     out = kip(mem, "forget", {"target_ref": "s1", "mode": "payload_only"}, key="g1")
     assert out["status"] == "succeeded"
     assert store.adapter.source("m1", "s1")["text"] is None
     assert mem.get(item.item_id).value == "kumquats"  # the derived claim stays
     out = kip(mem, "forget", {"target_ref": item.item_id, "mode": "semantic"}, key="g2")
-    assert out["status"] == "succeeded" and out["result"]["state"] == "completed"
+    assert out["status"] == "succeeded" and out["result"]["status"] == "completed"
     assert mem.inspect(U, "allergies").state == "forgotten"
 
 

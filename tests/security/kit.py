@@ -283,11 +283,30 @@ def check_response(w: World, principal: str, r: httpx.Response, sent: str) -> No
     assert r.status_code < 500, f"server error {r.status_code}: {r.text[:500]}"
     if r.status_code >= 400:
         body = r.json()
-        assert set(body) == {"error"} and {"code", "message", "retryable", "details"} <= \
-            set(body["error"]), f"not the error shape: {r.text[:500]}"
+        if isinstance(body, dict) and "kip_memory" in body:  # a refused KIP request
+            from remem.service.kip_schema import errors
+
+            assert body.get("status") == "failed" and not errors(body, "Response") and \
+                "remem_code" in body["error"].get("details", {}), \
+                f"not the KIP failed shape: {r.text[:500]}"
+        else:
+            assert set(body) == {"error"} and {"code", "message", "retryable", "details"} <= \
+                set(body["error"]), f"not the error shape: {r.text[:500]}"
+    elif isinstance(body := _json(r), dict) and "kip_memory" in body:
+        from remem.service.kip_schema import errors
+
+        assert not errors(body, "Response" if "status" in body else "Descriptor"), \
+            f"schema-invalid KIP document: {r.text[:500]}"
     body = r.text
     leaked = [m for m in forbidden(w, principal, sent) if m in body]
     assert not leaked, f"{principal} got {leaked} in {r.status_code} {body[:800]}"
+
+
+def _json(r: httpx.Response) -> Any:
+    try:
+        return r.json()
+    except ValueError:
+        return None
 
 
 def check_refused(w: World, principal: str, r: httpx.Response, sent: str) -> None:

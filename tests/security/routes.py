@@ -34,7 +34,9 @@ TEMPLATES: dict[tuple[str, str], tuple[dict | None, Any]] = {
     ("POST", "/memory/{memory_id}/kip"): (None, {
         "kip_memory": "2.0", "operation": "observe", "idempotency_key": "role-probe",
         "scope": {"task_ref": ALICE},
-        "input": {"source_ref": "src-kip-role", "text": "I like tea."}}),
+        "input": {"source_ref": "src-kip-role"}}),
+    ("POST", "/memory/{memory_id}/kip/sources"): (None, {
+        "scope": ALICE, "source_ref": "src-kip-stage-role", "text": "I like tea."}),
     ("GET", "/memory/{memory_id}/conflicts"): ({"scope": ALICE}, None),
     ("POST", "/memory/{memory_id}/conflicts/{group_id}/resolve"): (
         None, {"keep": "{alice.conflict_a}"}),

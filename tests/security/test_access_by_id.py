@@ -193,12 +193,20 @@ def _observe(world, source_id: str | None = None, run_id: str | None = None,
         r = world.call("alice_writer", "POST", "/memory/m1/observe",
                        json={k: v for k, v in body.items() if v is not None})
         return r, sent_text(body), (r.json() if r.status_code < 300 else None)
+    stage = {"scope": ALICE, "source_ref": source_id, "text": text,
+             **({"run_id": run_id} if run_id else {})}
+    staged = world.call("alice_writer", "POST", "/memory/m1/kip/sources", json=stage)
+    check_response(world, "alice_writer", staged, sent_text(stage))
     body = {"kip_memory": "2.0", "operation": "observe", "scope": {"task_ref": ALICE},
             "idempotency_key": f"obs-{source_id}-{run_id}-{text}",
-            "input": {"source_ref": source_id, "text": text,
-                      **({"run_ref": run_id} if run_id else {})}}
+            "input": {"source_ref": source_id}}
     r = world.call("alice_writer", "POST", "/memory/m1/kip", json=body)
-    return r, sent_text(body), (r.json().get("receipt") if r.status_code < 300 else None)
+    if r.status_code >= 300 or staged.status_code >= 300:
+        return r, sent_text(stage, body), None
+    out, src = r.json(), staged.json()
+    return r, sent_text(stage, body), {
+        "receipt_id": out["receipt"]["receipt_ref"], "phase": out["progress"]["phase"],
+        "sequence": src["sequence"], "replayed": src["replayed"]}
 
 
 @pytest.mark.parametrize("via", ["http", "kip"])
@@ -247,10 +255,12 @@ def test_naming_another_scopes_source_links_nothing_of_it(world, source_id, via)
         r = world.call("alice_writer", "PUT", f"/memory/m1/items/{world.seed.ids['alice.old']}",
                        json=body)
     else:
+        stage = {"scope": ALICE, "source_ref": source_id, "text": "I live in Lisbon."}
+        staged = world.call("alice_writer", "POST", "/memory/m1/kip/sources", json=stage)
+        check_response(world, "alice_writer", staged, sent_text(stage))
         body = {"kip_memory": "2.0", "operation": "revise", "scope": {"task_ref": ALICE},
                 "idempotency_key": f"revise-{key}",
-                "input": {"key": key, "value": "tea", "change_kind": "world_change",
-                          "changed_at": "2025-01-01T00:00:00Z", "source_ref": source_id}}
+                "input": {"source_ref": source_id, "change_kind": "world_change"}}
         r = world.call("alice_writer", "POST", "/memory/m1/kip", json=body)
     _own_write(world, "alice_writer", r, sent_text(body))
     for path, params in (("/memory/m1/items", {"status": "all"}),

@@ -29,10 +29,9 @@ KIP_SCOPE_FIELD = [(f"bob-{n}", v) for n, v in json_shapes("user:bob")] + [
 # KIP "input" of each operation; nothing here names a marker string.
 KIP_INPUT: dict[str, dict[str, Any]] = {
     "recall": {"query": "sister Ingrid dog Fido home city Oslo work harbour nephew room"},
-    "observe": {"source_ref": "src-kip-scope", "text": "I like green tea."},
-    "revise": {"key": "home_city", "value": "Lyon", "change_kind": "world_change",
-               "changed_at": "2025-01-01T00:00:00Z"},
-    "feedback": {"text": "That answer was wrong.", "role": "user"},
+    "observe": {"source_ref": SHARED_SOURCE_ID},
+    "revise": {"source_ref": SHARED_SOURCE_ID, "change_kind": "world_change"},
+    "feedback": {"source_ref": SHARED_SOURCE_ID},
     "forget": {"target_ref": "{bob.dog}", "mode": "semantic"},
     "forget-payload": {"target_ref": SHARED_SOURCE_ID, "mode": "payload_only"},
 }

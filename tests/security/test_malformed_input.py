@@ -13,6 +13,8 @@ stack, and the ledger head (and the token list) did not move.
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 import re
 import subprocess
@@ -114,8 +116,16 @@ def assert_clean_error(s: Served, r: httpx.Response) -> dict:
     """4xx, the one error shape, not retryable, and no internals."""
     assert 400 <= r.status_code < 500, (r.status_code, r.text[:500])
     body = r.json()
-    assert set(body) == {"error"}, body
-    err = body["error"]
+    if isinstance(body, dict) and "kip_memory" in body:  # a refused KIP request: KIP's shape
+        from remem.service.kip_schema import errors
+
+        assert body.get("status") == "failed" and not errors(body, "Response"), body
+        kip = body["error"]
+        err = {"code": kip["details"]["remem_code"], "message": kip["message"],
+               "retryable": kip["details"]["retryable"], "details": kip["details"]}
+    else:
+        assert set(body) == {"error"}, body
+        err = body["error"]
     assert set(err) == {"code", "message", "retryable", "details"}, err
     assert isinstance(err["code"], str) and isinstance(err["message"], str) and err["message"]
     assert isinstance(err["details"], dict)
@@ -189,6 +199,11 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "valid_until_ms": None}),
         ("POST", "/memory/{memory_id}/forget-scope"): ("/memory/m1/forget-scope", {
             "scope": "user:zed"}),  # an empty scope: valid, erases nothing other tests use
+        ("POST", "/memory/{memory_id}/kip/sources"): ("/memory/m1/kip/sources", {
+            "scope": "user:alice", "source_ref": "s-stage-1", "text": "I like tea.",
+            "digest": "sha256:" + hashlib.sha256(b"I like tea.").hexdigest(), "role": "user",
+            "actor": "alice", "occurred_at": "2024-01-01T00:00:00Z", "kind": "user-message",
+            "run_id": "r-1"}),
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),
@@ -518,7 +533,7 @@ def test_semantic_forget_of_a_source_lists_its_items(served):
         "idempotency_key": "forget-src-1",
         "input": {"target_ref": source_id, "mode": "semantic"}}))
     assert r.status_code == 200, r.text[:500]
-    assert r.json()["result"]["state"] in ("completed", "pending")
+    assert r.json()["result"]["status"] in ("completed", "pending")
 
 
 # --- KIP: non-object input/scope/budget (the lead is rewriting the KIP parser) --------------

@@ -75,7 +75,8 @@ def build_server(memory: Any, *, user_scope: str, agent_scope: str | None = None
              FORGET_MEMORY: ToolAnnotations(read_only_hint=False, destructive_hint=True)}
     server = sdk.MCPServer(name="remem", title="remem memory", instructions=INSTRUCTIONS,
                            version=_version(), log_level="WARNING",
-                           tools=[_raw_tool(name, run, hints[name]) for name in TOOL_NAMES])
+                           tools=[*(_raw_tool(name, run, hints[name]) for name in TOOL_NAMES),
+                                  _descriptor_tool(memory, lock, user_scope)])
 
     @server.resource(PROFILE_URI, name="profile", title="Pinned profile",
                      description="The agent's identity, rules, skills and lessons and the "
@@ -117,6 +118,43 @@ def _raw_tool(name: str, run: Any, annotations: Any) -> Any:
     return Tool(fn=call, name=name, description=DESCRIPTIONS[name],
                 parameters=input_schema(name), fn_metadata=FuncMetadata(arg_model=Arguments),
                 is_async=False, annotations=annotations)
+
+
+KIP_DESCRIPTOR = "KipDescriptor"
+
+
+def _descriptor_tool(memory: Any, lock: Any, user_scope: str) -> Any:
+    """A read-only tool without arguments returning the KIP binding's descriptor (bundles,
+    default budget, tokenizer, minimum_response_tokens) for this server's caller."""
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import ConfigDict
+
+    class Arguments(ArgModelBase):
+        model_config = ConfigDict(extra="allow")
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return {"arguments": dict(self.model_extra or {})}
+
+    def call(arguments: dict[str, Any]) -> Any:
+        if arguments:
+            result = {"ok": False, "error": {"code": "invalid_input", "message":
+                                             "KipDescriptor takes no arguments."}}
+        else:
+            with lock:
+                result = {"ok": True,
+                          "descriptor": memory.kip_descriptor(user_scope)}
+        return CallToolResult(content=[TextContent(text=json.dumps(result))],
+                              structured_content=result, is_error=not result["ok"])
+
+    return Tool(fn=call, name=KIP_DESCRIPTOR,
+                description="The KIP 2.0 Memory Interface descriptor of this memory: bundles, "
+                            "default budget, tokenizer and minimum useful response size.",
+                parameters={"type": "object", "properties": {},
+                            "additionalProperties": False},
+                fn_metadata=FuncMetadata(arg_model=Arguments), is_async=False,
+                annotations=ToolAnnotations(read_only_hint=True))
 
 
 def serve(memory: Any, *, user_scope: str, agent_scope: str | None = None) -> None:

@@ -445,3 +445,20 @@ class ProfileOut(_Out):
     truncated: bool
     items: list[dict[str, Any]]
     text: str
+
+
+class StageSourceIn(_In):
+    """A host-captured source staged for KIP ``{source_ref}`` requests."""
+
+    scope: str = ScopeStr
+    source_ref: str = Field(min_length=1, max_length=MAX_SOURCE_ID_BYTES,
+                            description="The host's identity of the source.")
+    text: str = Field(min_length=1, max_length=16_384, description="The exact captured text "
+                      "(<= 16,384 UTF-8 bytes).")
+    digest: str | None = Field(default=None, pattern="^sha256:[0-9a-f]{64}$",
+                               description="sha256 of the text's UTF-8 bytes; checked.")
+    role: str = Field(default="user", max_length=32)
+    actor: str | None = Field(default=None, max_length=256)
+    occurred_at: UtcDatetime | None = None
+    kind: str = Field(default="user-message", max_length=64)
+    run_id: str | None = Field(default=None, max_length=256)

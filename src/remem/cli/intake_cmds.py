@@ -1,4 +1,4 @@
-"""CLI: receipts, job runs, the worker process and KIP requests (thin commands)."""
+"""CLI: receipts, job runs and the worker process (thin commands; KIP: kip_cmds)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from remem.cli.output import (
     ProvidersFile,
     emit,
     escape_controls,
-    json_text,
     say,
     table,
     use_providers_file,
@@ -70,17 +69,4 @@ def register(app: typer.Typer) -> None:
             say(f"remem worker {w.worker_id} on {STATE.db}; Ctrl-C stops.")
             w.run_forever(poll_s=poll_s, stop=lambda: stopping["now"],
                           on_job=lambda r: emit(r, f"{r['kind']} {r['status']} {r['job_id']}"))
-        run(body)
-
-    @app.command()
-    def kip(file: Annotated[str, typer.Option("--file", "-f",
-                                              help="KIP request JSON, or - for stdin.")]) -> None:
-        """Serve one KIP 2.0 Memory Interface request."""
-        def body():
-            from remem.cli.main import read_input
-            from remem.domain import jsondoc
-
-            req = jsondoc.loads(read_input(file, "file"), field="request")
-            out = current_memory().kip(req)
-            emit(out, json_text(out))
         run(body)

@@ -394,6 +394,9 @@ def _register_commands() -> None:
     from remem.cli import status_cmds
 
     status_cmds.register(app)
+    from remem.cli import kip_cmds
+
+    kip_cmds.register(app)
 
 
 _register_commands()

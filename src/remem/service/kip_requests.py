@@ -1,89 +1,84 @@
-"""KIP 2.0 requests as typed models (pydantic, strict JSON types, unknown fields rejected).
+"""KIP 2.0 requests: checked against the wire schema, then typed (pydantic, unknown fields
+rejected).
 
-``parse_request`` turns a decoded JSON document into a :class:`KipRequest` whose ``input`` is
-the operation's own model; the binding then calls the ``Memory`` methods, whose guard
-authorises exactly what was parsed. Nothing reads the raw document after parsing.
+``parse_request`` first validates the decoded JSON document against the schema's ``Request``
+(``service.kip_schema``: remem's copy, extended only where the seed text is newer), so every
+request remem accepts is schema-valid; then it builds a :class:`KipRequest` whose ``input`` is
+the operation's own model. The binding calls the ``Memory`` methods, whose guard authorises
+exactly what was parsed. Nothing reads the raw document after parsing.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from remem.errors import InvalidInput, UnsupportedCapability
+from remem.service import kip_schema
 
 KIP_VERSION = "2.0"
-Ref = Annotated[str, StringConstraints(min_length=1, max_length=256)]
-ScopeRef = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-Time = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-Text = Annotated[str, StringConstraints(max_length=65_536)]
+OPERATIONS = ("observe", "recall", "revise", "feedback", "forget")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class KipScope(_Strict):
-    task_ref: ScopeRef
-    context_refs: list[ScopeRef] = Field(default_factory=list, max_length=16)
+    """``task_ref``: an exact remem scope handle (``user:alice``, ``thread:t1``);
+    ``context_refs``: more exact handles recall may read."""
+
+    task_ref: str | None = None
+    context_refs: list[str] = Field(default_factory=list)
 
 
 class KipBudget(_Strict):
-    max_output_tokens: int | None = Field(None, ge=1, le=1_000_000)
-    deadline_ms: int | None = Field(None, ge=0, le=60_000)
-    tokenizer: Annotated[str, StringConstraints(max_length=64)] | None = None
+    max_output_tokens: int | None = None
+    deadline_ms: int | None = None
+    tokenizer: str | None = None
+
+
+class SpaceSelector(_Strict):
+    id: str | None = None
+    uri: str | None = None
 
 
 class ObserveInput(_Strict):
-    source_ref: Ref
-    text: Text
-    role: Annotated[str, StringConstraints(max_length=32)] = "user"
-    actor: Annotated[str, StringConstraints(max_length=256)] | None = None
-    occurred_at: Time | None = None
-    kind: Annotated[str, StringConstraints(max_length=64)] = "user-message"
-    run_ref: Ref | None = None
+    source_ref: str
 
 
 class RecallTime(_Strict):
-    valid_at: Time | None = None
-    as_of_seq: int | None = Field(None, ge=0)
+    valid_at: str | None = None
+    as_of_seq: int | None = None
 
 
 class RecallInput(_Strict):
-    query: Text | None = None
-    target_ref: Ref | None = None
-    mode: Literal["answer", "action", "resume"] = "answer"
-    goal: Text | None = None
-    context: Text | None = None
-    after: list[Ref] = Field(default_factory=list, max_length=64)
-    detail: Annotated[str, StringConstraints(max_length=32)] | None = None
+    query: str | None = None
+    target_ref: str | None = None
+    mode: Literal["answer", "action", "resume", "attention"] = "answer"
+    goal: str | None = None
+    context: str | None = None
+    after: list[str] = Field(default_factory=list)
+    detail: Literal["brief", "evidence"] = "brief"
     time: RecallTime | None = None
 
 
 class ReviseInput(_Strict):
-    key: Annotated[str, StringConstraints(min_length=1, max_length=128)]
-    value: Any
-    change_kind: Literal["correction", "world_change", "unspecified"] = "unspecified"
-    source_ref: Ref | None = None
-    target_ref: Ref | None = None
-    kind: Annotated[str, StringConstraints(max_length=32)] | None = None
-    text: Text | None = None
-    changed_at: Time | None = None
-    expected_revision: int | None = Field(None, ge=0)
+    source_ref: str
+    target_ref: str | None = None
+    change_kind: Literal["correction", "world_change", "unspecified",
+                         "misrecorded"] = "unspecified"
 
 
 class FeedbackInput(_Strict):
-    source_ref: Ref | None = None
-    decision_ref: Ref | None = None
-    attempt_ref: Ref | None = None
-    text: Text | None = None
-    role: Literal["agent", "assistant", "user"] = "agent"
-    actor: Annotated[str, StringConstraints(max_length=256)] | None = None
+    source_ref: str
+    decision_ref: str | None = None
+    attempt_ref: str | None = None
 
 
 class ForgetInput(_Strict):
-    target_ref: Ref
+    target_ref: str
     mode: Literal["payload_only", "semantic"]
 
 
@@ -95,22 +90,35 @@ INPUTS: dict[str, type[_Strict]] = {"observe": ObserveInput, "recall": RecallInp
 class KipRequest(_Strict):
     kip_memory: Literal["2.0"]
     operation: Literal["observe", "recall", "revise", "feedback", "forget"]
-    scope: KipScope
-    idempotency_key: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
-    requires: list[Annotated[str, StringConstraints(max_length=64)]] = Field(
-        default_factory=list, max_length=8)
+    scope: KipScope = Field(default_factory=KipScope)
+    idempotency_key: str | None = None
+    requires: list[str] = Field(default_factory=list)
     budget: KipBudget = Field(default_factory=KipBudget)
     input: dict[str, Any] = Field(default_factory=dict)
-    space: Annotated[str, StringConstraints(max_length=128)] | None = None
-    request_id: Annotated[str, StringConstraints(max_length=128)] | None = None
+    space: SpaceSelector | None = None
+    request_id: str | None = None
+    requires_contract: str | None = None
+
+
+def operation_of(document: Any) -> str | None:
+    """The request's operation when it names one of the five intents (the response needs it),
+    else None."""
+    op = document.get("operation") if isinstance(document, dict) else None
+    return op if isinstance(op, str) and op in OPERATIONS else None
+
+
+def request_id_of(document: Any) -> str | None:
+    """The transport request id to echo, when it is a valid one."""
+    rid = document.get("request_id") if isinstance(document, dict) else None
+    return rid if isinstance(rid, str) and 0 < len(rid) <= 1024 else None
 
 
 def parse_request(document: Any) -> tuple[KipRequest, _Strict]:
     """The typed request and its operation's typed input.
 
     Raises:
-        InvalidInput: not an object, an unknown field, a wrong JSON type or a value out of
-            range (the message names the field). UnsupportedCapability: another kip_memory.
+        InvalidInput: not an object, or not a schema-valid KIP request (the message names the
+            first offending field). UnsupportedCapability: another ``kip_memory`` version.
     """
     if not isinstance(document, dict):
         raise InvalidInput("A KIP request must be a JSON object.", field="request")
@@ -120,18 +128,32 @@ def parse_request(document: Any) -> tuple[KipRequest, _Strict]:
             version, bool) else type(version).__name__
         raise UnsupportedCapability(f"kip_memory {str(shown)[:32]!r} is not supported; use "
                                     f"{KIP_VERSION!r}.", field="kip_memory")
-    req = _validate(KipRequest, document, "")
-    return req, _validate(INPUTS[req.operation], req.input, "input.")
+    _check_requires(document.get("requires"))
+    problems = kip_schema.errors(document, "Request")
+    if problems:
+        raise InvalidInput(f"Not a schema-valid KIP request: {_short(problems[0])}. See the "
+                           "schema in remem/specs/kip/kip-memory.schema.json.",
+                           field=problems[0].split(":", 1)[0])
+    req = KipRequest.model_validate(document)
+    return req, INPUTS[req.operation].model_validate(req.input)
 
 
-def _validate(model: type[_Strict], data: Any, prefix: str) -> Any:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        where = prefix + ".".join(str(p) for p in first["loc"]) if first["loc"] else (
-            prefix.rstrip(".") or "request")
-        raise InvalidInput(f"KIP {where}: {first['msg']}.", field=where) from None
+def _check_requires(requires: Any) -> None:
+    """An unknown bundle name is an unavailable requirement (seed §3: UnsupportedCapability),
+    not a malformed request."""
+    if not isinstance(requires, list):
+        return
+    known = set(kip_schema.bundles()["bundles"])
+    for name in requires:
+        if isinstance(name, str) and name not in known:
+            raise UnsupportedCapability(f"bundle {name[:64]!r} is unknown here; this binding "
+                                        "serves ['memory_basic'].", field="requires")
 
 
-__all__ = ["KIP_VERSION", "KipRequest", "parse_request"]
+def _short(problem: str) -> str:
+    """A schema message without echoing long caller input."""
+    return problem if len(problem) <= 160 else problem[:157] + "..."
+
+
+__all__ = ["KIP_VERSION", "OPERATIONS", "KipRequest", "operation_of", "parse_request",
+           "request_id_of"]

@@ -373,10 +373,58 @@ class Memory:
                                              scopes=self._forget_scopes(scopes))
 
     def kip(self, request: Any) -> dict[str, Any]:
-        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``)."""
+        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``) and returns the
+        schema's response document; a refused request is a ``failed`` response (its error:
+        ``{code, category, message, details}``). Raises only for a document that names no KIP
+        operation (InvalidInput)."""
         from remem.service.kip import KipBinding
 
         return KipBinding(self).handle(request)
+
+    def kip_descriptor(self, default_scope: str | None = None) -> dict[str, Any]:
+        """What the KIP binding advertises to this caller (schema ``Descriptor``): bundles,
+        default budget, tokenizer, minimum_response_tokens, default space and scope (the
+        caller's own scope, or ``default_scope`` an interface binds, e.g. MCP's --scope)."""
+        from remem.service.kip_descriptor import descriptor
+
+        if default_scope is not None:
+            default_scope = self.guard.read(default_scope)[0]
+        return descriptor(self.id, default_scope or self.principal.scope)
+
+    def stage_source(self, scope: str, text: str, *, source_ref: str,
+                     digest: str | None = None, role: str = "user", actor: str | None = None,
+                     occurred_at: datetime | None = None, kind: str = "user-message",
+                     run_id: str | None = None) -> dict[str, Any]:
+        """Stages a host-captured source for KIP ``observe``/``revise``/``feedback``
+        ``{source_ref}``: its exact text, identity (``source_ref``), ``digest``
+        (``sha256:<hex>`` of the UTF-8 bytes, checked), role, actor and observed time. The
+        source is recorded immutably (hash-chained, searchable as evidence); nothing is
+        extracted until a KIP request names it. Staging the same source again is a replay.
+
+        Returns:
+            ``{"source_ref", "scope", "digest", "role", "actor", "occurred_at", "sequence"
+            (its place in the run's chain), "replayed"}``.
+
+        Raises:
+            InvalidInput: bad text, ref, role or a digest that does not match the text.
+            PermissionDenied: the principal may not write the scope.
+            IdempotencyConflict: the ref was staged with other content.
+        """
+        from remem.service.sources import check_digest
+
+        scope = self.guard.write(scope)
+        check_text(source_ref, "source_ref", MAX_SOURCE_ID_BYTES)
+        sha = check_digest(text, digest)
+        name = self.guard.scoped_name
+        if self.principal.token_id is not None and self.principal.scope is not None:
+            run_id = name(scope, run_id or "default")
+        rc = self.ctx.sources.observe(scope, text, role=role, actor=actor,
+                                      source_id=name(scope, source_ref), run_id=run_id,
+                                      occurred_at=occurred_at, kind=kind,
+                                      recorded_by=self._recorder())
+        return {"source_ref": source_ref, "scope": rc.scope, "digest": sha, "role": rc.role,
+                "actor": rc.actor, "occurred_at": rc.occurred_at, "sequence": rc.sequence,
+                "replayed": rc.replayed}
 
     def capture(self, scope: str, host_kind: str, host_id: str, turns: list[dict[str, Any]],
                 *, expected_position: int | None = None) -> dict[str, Any]:

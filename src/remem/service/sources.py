@@ -56,6 +56,22 @@ def validate_observation(scope: str, text: str, role: str, kind: str, run_id: st
     check_text(actor, "actor", 256)
 
 
+def check_digest(text: str, digest: str | None) -> str:
+    """The ``sha256:<hex>`` digest of ``text``'s UTF-8 bytes; a host-supplied ``digest`` must
+    equal it.
+
+    Raises:
+        InvalidInput: ``text`` is not a string, or the digest differs (the bytes changed).
+    """
+    if not isinstance(text, str):
+        raise InvalidInput("text must be a string.", field="text")
+    sha = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if digest is not None and digest != sha:
+        raise InvalidInput("digest does not match the text's UTF-8 bytes; stage the exact "
+                           "bytes the host captured with their sha256 digest.", field="digest")
+    return sha
+
+
 def _source_id(source_id: str | None, idempotency_key: str | None) -> str:
     if source_id is not None:
         return source_id
