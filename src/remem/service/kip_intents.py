@@ -30,6 +30,7 @@ from remem.errors import IdempotencyConflict, InvalidInput, UnsupportedCapabilit
 from remem.service import kip_responses as R
 from remem.service.guard import hidden
 from remem.service.ids import new_id
+from remem.service.intake import scoped_key
 
 PROCEDURAL = ("skill", "lesson")
 FEEDBACK_ORIGIN = {"user": "user_statement", "agent": "agent_statement",
@@ -68,7 +69,7 @@ def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
 
 def _observed(mem: Any, task: str, source_ref: str, key: str) -> Any:
     """The original receipt when ``key`` already acknowledged this source in this scope."""
-    found = mem.store.receipt_by_key(mem.id, mem.guard.scoped_name(task, key))
+    found = mem.store.receipt_by_key(mem.id, scoped_key(task, mem.guard.scoped_name(task, key)))
     row = mem.guard.find_source(source_ref) if found is not None else None
     if row is None or found["source_id"] != row["source_id"] or found["scope"] != task:
         return None
