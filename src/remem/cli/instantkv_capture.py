@@ -21,6 +21,8 @@ from remem.domain.timefmt import from_ms
 from remem.errors import ArtifactUnavailable, ExtractionFailed, InvalidInput, RememError
 
 MAX_CAPTURE_BYTES = 16_384
+#: Reply budget of one capture: eight proposals fit; a longer reply is rejected as truncated.
+CAPTURE_MAX_TOKENS = 512
 _CLOUD = re.compile(r"(^|[:\-_/.])cloud($|[:\-_/.])", re.IGNORECASE)
 MODEL_DOWN = ("The local model is unavailable; start your installed local model, or apply "
               "reviewed JSON with `apply --file` (no model is needed for reads, corrections "
@@ -62,6 +64,8 @@ def extractor_for(model: str) -> Any:
             raise InvalidInput("--model is marked cloud-backed; capture only uses a local "
                                "model.", field="model")
     spec: dict[str, Any] = {"provider": name}
+    if prov.type in NETWORK_TYPES:
+        spec["max_tokens"] = CAPTURE_MAX_TOKENS
     if model_name:
         spec["model"] = model_name
     try:
