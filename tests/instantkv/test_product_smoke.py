@@ -97,12 +97,15 @@ def test_product_smoke_against_a_restarted_server(tmp_path):
                       ("ro_context", 'memory context "numbered" --max-bytes 4096'),
                       ("ro_inspect", "memory inspect user response_style"),
                       ("ro_apply", 'memory apply --file "$controller_work/create.json"'),
-                      ("ro_forget", "memory forget user response_style --expected-revision 2")])
+                      ("ro_forget", "memory forget user response_style --expected-revision 2"),
+                      ("ro_turn", "echo 'I live in Paris.' > \"$controller_work/turn.txt\""),
+                      ("ro_capture", 'memory capture --file "$controller_work/turn.txt" '
+                                     "--source-id guide/turn-4 --model rules --apply")])
         assert readonly.json("ro_inspect")["revision"] == 2
         assert [i["value"] for i in readonly.json("ro_context")["items"]] == [
             "brief numbered points"]
         assert len(readonly.json("ro_profile")["items"]) == 1
-        for denied in ("ro_apply", "ro_forget"):
+        for denied in ("ro_apply", "ro_forget", "ro_capture"):
             assert readonly.rc(denied) != 0
             assert json.loads(readonly.err(denied))["error"]["code"] == "permission_denied"
         conflict = _conflicting_assert(seed, work)

@@ -187,6 +187,11 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "operation": "assert", "source": {"id": "s-3", "text": "my cat",
                                               "role": "user", "occurred_at_ms": 1700000000000},
             "valid_until_ms": None}),
+        ("POST", "/memory/{memory_id}/slots/context"): ("/memory/m1/slots/context", {
+            "query": "tea", "max_bytes": 4096, "scope": "user:alice"}),
+        ("POST", "/memory/{memory_id}/slots/{entity}/{attribute}/forget"): (
+            "/memory/m1/slots/user/diet/forget", {"expected_revision": 1,
+                                                  "scope": "user:alice"}),
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),
