@@ -129,3 +129,8 @@ def test_url_needs_a_secrets_file_and_there_is_no_token_option(ikv, monkeypatch)
     assert r.code != 0 and r.error()["error"]["details"]["field"] == "secrets_file"
     r = ikv("--token", TOKEN, "profile")
     assert r.code != 0
+
+
+def test_url_without_namespace_is_refused_instead_of_using_the_local_database(ikv):
+    r = ikv("items", options=("--url", "http://127.0.0.1:9", "--memory", "knowledge"))
+    assert r.code != 0 and r.error()["error"]["details"]["field"] == "namespace"

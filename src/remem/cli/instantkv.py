@@ -85,6 +85,9 @@ def _commands() -> dict[str, Any]:
 def set_options(url: str | None, secrets_file: str | None, namespace: str | None,
                 scope: str | None) -> None:
     """Called by the main callback; ``--url``/``--secrets-file`` need ``--namespace``."""
+    if (url is not None or secrets_file is not None) and not namespace:
+        fail(InvalidInput("--url and --secrets-file are for the instantKV verbs; pass "
+                          "--namespace ID too.", field="namespace"))
     OPTIONS.url, OPTIONS.secrets_file = url, secrets_file
     OPTIONS.namespace, OPTIONS.scope = namespace, scope
 
