@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import proposal
+from ikvkit import proposal
 
 import remem
 from remem.service.apply import apply_document

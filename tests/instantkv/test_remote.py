@@ -8,7 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from conftest import proposal
+from ikvkit import proposal
 
 from remem.cli.remote import check_url, read_token
 from remem.errors import InvalidInput
