@@ -146,3 +146,18 @@ def test_without_namespace_the_verbs_are_remems_own(ikv):
     r = ikv("--memory", "knowledge", "--json", "inspect", "user:personal", "response_style",
             options=())
     assert r.code == 0 and r.json()["cardinality"] == "single"  # remem's Inspection shape
+
+
+def test_receipt_statuses_the_seed_names(ikv):
+    assert ikv.apply(proposal()).json()["status"] == "created"
+    dup = ikv.apply(proposal(source_id="guide/turn-7"))  # same value, new observation
+    assert (dup.code, dup.json()["status"], dup.json()["replayed"]) == (0, "duplicate", False)
+    reused = ikv.apply(proposal(value="long prose"))  # turn-1 again, another payload
+    assert reused.code != 0 and reused.error()["error"]["code"] == "idempotency_conflict"
+    other_slot = ikv.apply(proposal(attribute="home_city", value="Paris", kind="fact"))
+    assert other_slot.json()["status"] == "created"  # one source id, different slots
+    older = proposal(value="long prose", source_id="guide/turn-0")
+    older["source"]["occurred_at_ms"] = 1791503000000
+    stale = ikv.apply(older)
+    assert stale.json()["status"] == "stale"
+    assert ikv("inspect", "user", "response_style").json()["value"] == "short bullets"
