@@ -161,3 +161,20 @@ def test_receipt_statuses_the_seed_names(ikv):
     stale = ikv.apply(older)
     assert stale.json()["status"] == "stale"
     assert ikv("inspect", "user", "response_style").json()["value"] == "short bullets"
+
+
+def test_aggregate_metadata_can_fill_before_the_receipt_count(tmp_path):
+    """24 receipts are allowed, but 256-byte source ids fill the 8,192 managed metadata
+    bytes first (the seed: "aggregate metadata can fill before the item counts")."""
+    store = remem.open(tmp_path / "m.db")
+    m = store.create_memory("knowledge")
+    for i in range(MAX_SLOT_RECEIPTS):
+        sid = f"s{i:02d}-" + "x" * 252  # 256 bytes, the largest source id
+        out = apply_document(m, json.dumps(proposal(source_id=sid)),
+                             default_scope="user:personal")["results"][0]
+        if "error" in out:
+            break
+    store.close()
+    assert i + 1 <= MAX_SLOT_RECEIPTS  # the receipt count alone would take this write
+    assert out["error"]["code"] == "slot_full"
+    assert out["error"]["details"]["bound"] == "metadata_bytes"
