@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 import remem
+from remem.cli.instantkv import InstantKVGroup, set_options
 from remem.cli.output import (
     STATE,
     emit,
@@ -20,7 +21,6 @@ from remem.cli.output import (
     say,
     value_text,
 )
-from remem.cli.instantkv import InstantKVGroup, set_options
 from remem.domain import jsondoc
 from remem.errors import InvalidInput, RememError
 
