@@ -24,6 +24,7 @@ Messages say what happened and what to do.
     ├── LegalHoldActive              erasure blocked by a legal hold
     ├── UnsupportedCapability        unknown tokenizer, embedder, requires bundle
     ├── ResultLimitExceeded          required output cannot fit the budget
+    ├── SlotFull                     an instantKV slot's history/conflicts/receipts/bytes bound
     ├── EmbeddingMismatch            memory's embedding model differs from the configured one
     ├── IntegrityError               a hash chain is broken
     ├── ExtractionFailed             a model reply did not parse or validate
@@ -148,6 +149,14 @@ class UnsupportedCapability(RememError):
 class ResultLimitExceeded(RememError):
     code = "result_limit_exceeded"
     http_status = 413
+
+
+class SlotFull(RememError):
+    """A slot (scope, key) is at an instantKV bound (history, conflicts, replay receipts,
+    metadata or content bytes); nothing was written."""
+
+    code = "slot_full"
+    http_status = 409
 
 
 class EmbeddingMismatch(RememError):

@@ -43,15 +43,21 @@ TEMPLATES: dict[tuple[str, str], tuple[dict | None, Any]] = {
     ("POST", "/memory/{memory_id}/apply"): (None, {
         "entity": ALICE, "attribute": "shoe_size", "value": 43, "kind": "fact",
         "operation": "assert"}),
+    ("GET", "/memory/{memory_id}/slots"): ({"scope": ALICE}, None),
+    ("POST", "/memory/{memory_id}/slots/context"): (None, {"query": "city", "scope": ALICE}),
+    ("POST", "/memory/{memory_id}/slots/{entity}/{attribute}/forget"): (
+        None, {"expected_revision": 1}),
     ("POST", "/memories"): (None, {"memory_id": "{memory_id}"}),
     ("PUT", "/memories/{memory_id}/config"): (None, {}),
     ("POST", "/memory/{memory_id}/tokens"): (None, {"role": "admin", "subject": "admin"}),
 }
 #: POST routes that only read.
-READ_POSTS = {"/memory/{memory_id}/recall", "/memory/{memory_id}/context"}
+READ_POSTS = {"/memory/{memory_id}/recall", "/memory/{memory_id}/context",
+              "/memory/{memory_id}/slots/context"}
 #: path parameter -> the seeded id of alice's own thing it names.
 PATH_IDS = {"item_id": "{alice.home}", "receipt_id": "{alice.obs}",
-            "group_id": "{alice.group}", "token_id": "{m1_spare.token}"}
+            "group_id": "{alice.group}", "token_id": "{m1_spare.token}",
+            "entity": ALICE, "attribute": "home_city"}
 _MEMORY_ADMIN = re.compile(r"^/memories|/tokens(/|$)|/status$|/runs$")
 
 

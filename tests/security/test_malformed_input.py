@@ -204,6 +204,11 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "digest": "sha256:" + hashlib.sha256(b"I like tea.").hexdigest(), "role": "user",
             "actor": "alice", "occurred_at": "2024-01-01T00:00:00Z", "kind": "user-message",
             "run_id": "r-1"}),
+        ("POST", "/memory/{memory_id}/slots/context"): ("/memory/m1/slots/context", {
+            "query": "tea", "max_bytes": 4096, "scope": "user:alice"}),
+        ("POST", "/memory/{memory_id}/slots/{entity}/{attribute}/forget"): (
+            "/memory/m1/slots/user/diet/forget", {"expected_revision": 1,
+                                                  "scope": "user:alice"}),
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),

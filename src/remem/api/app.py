@@ -26,6 +26,10 @@ admin token whose subject is ``admin``::
     POST   /memory/{id}/conflicts/{group}/resolve  keep one item                admin
     GET    /memory/{id}/status                     head, counts                 any, subject admin
     POST   /memory/{id}/apply                      instantKV proposals          writer
+    GET    /memory/{id}/slots?scope=&max_bytes=    instantKV profile            reader
+    POST   /memory/{id}/slots/context              instantKV context            reader
+    GET    /memory/{id}/slots/{entity}/{attribute} instantKV inspect            reader
+    POST   /memory/{id}/slots/{entity}/{attribute}/forget  instantKV forget     writer
     POST   /memory/{id}/tokens                     create token                 admin*
     GET    /memory/{id}/tokens                     list tokens                  admin*
     DELETE /memory/{id}/tokens/{token_id}          revoke token                 admin*

@@ -11,6 +11,7 @@ import typer
 
 import remem
 from remem.cli import recall_cmds
+from remem.cli.instantkv import InstantKVGroup, set_options
 from remem.cli.output import (
     STATE,
     emit,
@@ -25,7 +26,7 @@ from remem.domain import jsondoc
 from remem.errors import InvalidInput, RememError
 
 app = typer.Typer(help="remem: long-term memory for LLM agents.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False)
+                  pretty_exceptions_enable=False, add_completion=False, cls=InstantKVGroup)
 memory_app = typer.Typer(help="Create, list, show and delete memories.", no_args_is_help=True)
 app.add_typer(memory_app, name="memory")
 
@@ -45,11 +46,24 @@ def main_options(
         "--providers-file", envvar="REMEM_PROVIDERS_FILE",
         help="Operator file (JSON or TOML) registering model providers by name; memory "
              "configs pick one by name.")] = None,
+    url: Annotated[str | None, typer.Option(
+        "--url", help="instantKV drop-in: a running `remem serve` (loopback http origin "
+                      "only; redirects rejected). Needs --namespace and --secrets-file.")] = None,
+    secrets_file: Annotated[str | None, typer.Option(
+        "--secrets-file", help="instantKV drop-in: private file with INSTANTKV_APP_TOKEN= or "
+                               "REMEM_TOKEN= (read, never sourced).")] = None,
+    namespace: Annotated[str | None, typer.Option(
+        "--namespace", help="instantKV drop-in: the memory id; apply/profile/context/"
+                            "inspect/forget/capture then take instantKV's arguments.")] = None,
+    scope: Annotated[str | None, typer.Option(
+        "--scope", help="instantKV drop-in: the scope entity 'user' names; a bare NAME is "
+                        "user:NAME (personal -> user:personal).")] = None,
 ) -> None:
     STATE.db = db or DEFAULT_DB
     STATE.providers_file = providers_file
-    STATE.memory = memory
+    STATE.memory = namespace or memory
     STATE.json = json_output
+    set_options(url, secrets_file, namespace, scope)
 
 
 def open_store() -> remem.RememStore:

@@ -206,6 +206,7 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
             written).
     """
     from remem.service.candidates import candidate
+    from remem.service.slots import check_room
 
     default_scope = (memory.principal.scope if default_scope is None
                      else memory.guard.write(default_scope))
@@ -220,6 +221,8 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
     for i, p in enumerate(proposals):
         try:
             idem = None  # derived by Memory from the source id: one slot per (scope, key[, value])
+            check_room(memory.ctx, p.scope, p.key, p.value, p.source.text,
+                       memory.guard.scoped_name(p.scope, p.source.id), p.operation)
             if p.operation == "correct":
                 r = memory.correct(p.scope, p.key, p.value, expected_revision=p.expected_revision,
                                    kind=p.kind, source=p.source, idempotency_key=idem,
@@ -238,8 +241,21 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
         except RememError as exc:
             ok = False
             results.append({"index": i, "error": exc.to_dict(),
-                            "next_action": "inspect the key, review, then retry"})
+                            "next_action": _error_action(exc)})
     return {"applied": True, "ok": ok, "results": results}
+
+
+def _error_action(exc: RememError) -> str:
+    """The fixed next action for a failed proposal (instantKV failure table)."""
+    return {
+        "slot_full": "inspect provenance and bounds; do not erase retry protection to force "
+                     "a write",
+        "revision_mismatch": "inspect, review and use the new revision for an intentional "
+                             "correction",
+        "idempotency_conflict": "retry the original JSON; use a new source id only for a new "
+                                "observation",
+        "permission_denied": "check the credential file and the token's grants",
+    }.get(exc.code, "inspect the key, review, then retry")
 
 
 def _next_action(outcome: str) -> str:

@@ -526,6 +526,62 @@ class Memory:
         self.guard.manage("re-embed the memory")
         return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress)
 
+    # --- instantKV slots (service.slots) ----------------------------------------------------
+    def _slot_scope(self, entity: str, default_scope: str | None) -> str:
+        """The scope an instantKV entity names (``user``/``self``: the default scope)."""
+        from remem.service.apply import _scope
+
+        if default_scope is None:
+            default_scope = self.principal.scope
+        return _scope(entity, default_scope)
+
+    def slot_inspect(self, entity: str, attribute: str, *,
+                     default_scope: str | None = None) -> dict[str, Any]:
+        """instantKV inspection of one slot (shape in ``service.slots``).
+
+        Raises:
+            NotFoundOrNotVisible: no such slot, or not readable by the caller.
+        """
+        from remem.service import slots
+
+        scope = self.guard.read(self._slot_scope(entity, default_scope))[0]
+        return slots.inspect_slot(self.ctx, scope, parse_key(attribute), entity,
+                                  self.clock.now())
+
+    def slot_profile(self, *, default_scope: str | None = None,
+                     max_bytes: int = 8192) -> dict[str, Any]:
+        """Every live slot of the default scope within ``max_bytes``: ``{items, truncated}``."""
+        from remem.service import slots
+
+        slots.check_max_bytes(max_bytes)
+        scope = self.guard.read(self._slot_scope("user", default_scope))[0]
+        return slots.pack(slots.profile_views(self.ctx, scope, self.clock.now()),
+                          {scope: "user"}, max_bytes)
+
+    def slot_context(self, query: str, *, default_scope: str | None = None,
+                     max_bytes: int = 8192) -> dict[str, Any]:
+        """Live slots relevant to ``query`` (ranked by recall) within ``max_bytes``."""
+        from remem.service import slots
+
+        slots.check_max_bytes(max_bytes)
+        scope = self.guard.read(self._slot_scope("user", default_scope))[0]
+        found = self.ctx.recall.context([scope], query, max_bytes=slots.MAX_MAX_BYTES)
+        recs = [r for r in (self.store.item(self.id, d["id"]) for d in found.items) if r]
+        views = slots.live_views(self.ctx, reads.views(self.ctx, recs), self.clock.now())
+        return slots.pack(views, {scope: "user"}, max_bytes)
+
+    def slot_forget(self, entity: str, attribute: str, *, expected_revision: int,
+                    default_scope: str | None = None) -> dict[str, Any]:
+        """Forgets one slot at ``expected_revision``: ``{status, key, erasure}`` where status
+        is ``forgotten`` once erasure completed (else the report's state)."""
+        from remem.service import slots
+
+        scope = self._slot_scope(entity, default_scope)
+        report = self.forget(scope=scope, key=attribute,
+                             expected_revision=expected_revision).to_dict()
+        return {"status": "forgotten" if report["state"] == "completed" else report["state"],
+                "key": slots.slot_key(scope, parse_key(attribute)), "erasure": report}
+
     # --- reads ---------------------------------------------------------------------------
     def _item_record(self, item_id: str):
         """The item's record for internal use after the guard allowed the operation."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from remem.api.routes import admin, conflicts, intake, items, kip, memory, recall
+from remem.api.routes import admin, conflicts, intake, items, kip, memory, recall, slots
 
 ROUTERS = [items.router, recall.router, intake.router, conflicts.router, memory.router,
-           admin.router, kip.router]
+           admin.router, kip.router, slots.router]
