@@ -311,11 +311,18 @@ def _targets(state: KeyState, replaces: str | None, key: str) -> list[ItemState]
 def _multi(state: KeyState, judgement: Judgement | None, made, scope: str, key: str,
            revision: int, item_id: str, candidate: Candidate, cid: str,
            now: datetime) -> Decision:
-    if judgement is None or judgement.verdict in (Verdict.ADD, Verdict.CONFLICT):
+    if judgement is None or judgement.verdict is Verdict.ADD:
         return made(Outcome.CREATED, [])
     target = next((i for i in state.live() if i.item_id == judgement.target), None)
     if target is None:
         return made(Outcome.CREATED, [])
+    if judgement.verdict is Verdict.CONFLICT:  # the target's group, or a new one of two
+        group = target.conflict_group or _derive_id("grp_", state.scope, key, revision, cid)
+        members = [i.item_id for i in state.live() if group and i.conflict_group == group]
+        ids = (members or [target.item_id]) + [item_id]
+        return made(Outcome.CONFLICT, [Event(EventType.ITEM_CONFLICTED, {
+            "scope": scope, "key": key, "revision": revision, "item_ids": ids,
+            "group_id": group})], group=group)
     if judgement.verdict is Verdict.NOOP:
         return _seen(state, candidate, target, cid, now)
     if judgement.verdict is Verdict.MERGE:

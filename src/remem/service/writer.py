@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,9 @@ class WriteRequest:
     #: World time the caller stated (valid_at or source.occurred_at); None when it defaulted
     #: to "now", which is not part of the request's meaning (a retry must replay).
     stated_valid_at: datetime | None = None
+    #: The ledger head the judgement was formed at (derive): the commit happens only at that
+    #: head; a moved head refuses the judged result instead of re-applying a stale verdict.
+    judged_at_head: int | None = None
 
 
 class Writer:
@@ -97,6 +100,30 @@ class Writer:
                 with self.store.unit_of_work(self.memory_id) as uow:
                     return [self._write_in(uow, req) for req in reqs]
             except HeadMoved:
+                if attempt == self.max_attempts - 1 or any(
+                        r.judged_at_head is not None for r in reqs):
+                    raise  # a judged result is never re-applied on a newer state
+        raise AssertionError("unreachable")
+
+    def write_judged(self, build: Callable[[int], WriteRequest | None]) -> WriteResult | None:
+        """Writes a request whose judgement was formed at the ledger head.
+
+        ``build(head)`` reads the state at ``head``, asks the judge and returns the request
+        (or None: nothing to write). The commit happens only at that head; when another
+        writer moved it meanwhile, the judged result is refused and ``build`` runs again on
+        the newer state (bounded by ``max_attempts``).
+
+        Raises:
+            HeadMoved: the head kept moving for every attempt (retryable).
+        """
+        for attempt in range(self.max_attempts):
+            head = self.store.head_seq(self.memory_id)
+            req = build(head)
+            if req is None:
+                return None
+            try:
+                return self.write(replace(req, judged_at_head=head))
+            except HeadMoved:
                 if attempt == self.max_attempts - 1:
                     raise
         raise AssertionError("unreachable")
@@ -114,6 +141,11 @@ class Writer:
             if found is not None:
                 return _replay(found, idem_digest, req.idempotency_key)
         head, _ = uow.head()
+        if req.judged_at_head is not None and head != req.judged_at_head:
+            raise HeadMoved(
+                f"The ledger head moved from {req.judged_at_head} to {head} after the judge "
+                "answered; its verdict is refused and the write is decided again.",
+                judged_at_head=req.judged_at_head, head=head)
         proj = uow.projection_for(scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()

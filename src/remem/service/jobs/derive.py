@@ -14,10 +14,10 @@ from typing import Any
 
 from remem.domain import operations as ops
 from remem.domain.limits import validate_candidate
-from remem.domain.model import Authority, Candidate, Kind, Scope, Source
+from remem.domain.model import Candidate, Kind, Scope, Source
 from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput
-from remem.service.writer import WriteRequest
+from remem.service.jobs.reconcile import reconcile
 
 
 def _occurred_at(row: dict[str, Any]):
@@ -73,20 +73,8 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
         validate_candidate(cand)
     except InvalidInput:
         return "invalid"
-    judgement = None
-    judge = getattr(memory, "judge", None)
-    if judge is not None:
-        existing = [{"item_id": v.item_id, "key": v.key, "value": v.value, "kind": v.kind,
-                     "valid_at": from_iso(v.valid_at)}
-                    for v in memory.items(scope=str(scope), key=c.key).items]
-        if existing:
-            judgement = judge.judge(existing, {"key": c.key, "value": c.value, "kind": c.kind,
-                                               "valid_at": c.valid_at})
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
-    r = memory.writer.write(WriteRequest(cand, Authority.AUTOMATIC, "system:derive",
-                                         judgement=judgement, idempotency_key=idem,
-                                         intent="derive"))
-    return r.outcome
+    return reconcile(memory, cand, idem)
 
 
 def hash_value(value: Any) -> str:
