@@ -77,7 +77,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "retention": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"keep_days": {"type": "integer", "minimum": 1}},
+            "properties": {"keep_days": {"type": "integer", "minimum": 1},
+                           "interval_hours": {"type": "number", "minimum": 0}},
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
         "extraction": _MODEL_SPEC,

@@ -370,6 +370,31 @@ class Memory:
         self.guard.manage("schedule consolidation")
         return schedule_consolidation(self, now_=True)
 
+    def resummarize(self) -> dict[str, Any]:
+        """Maintenance (KickSide ``maintainable``): brings consolidation forward; returns
+        ``{"job_id", "kind", "run_at"}``. Embedded callers run it with ``run_jobs``."""
+        from remem.service.jobs.schedule import arm
+
+        self.guard.manage("resummarize the memory")
+        return arm(self, "consolidate", now_=True)
+
+    def deactivate(self, scope: str, host_kind: str, host_id: str,
+                   turns: list[dict[str, Any]] | None = None, *,
+                   expected_position: int | None = None) -> dict[str, Any]:
+        """A host session ends: captures its last ``turns`` (if any) and brings the memory's
+        consolidation forward. Returns ``{"captured", "consolidation"}``.
+
+        Raises:
+            PermissionDenied: the principal may not write ``scope``.
+            CursorMismatch: ``expected_position`` is not the conversation's cursor.
+        """
+        from remem.service.jobs.schedule import arm
+
+        scope = self.guard.write(scope)
+        captured = (self.capture(scope, host_kind, host_id, turns,
+                                 expected_position=expected_position) if turns else None)
+        return {"captured": captured, "consolidation": arm(self, "consolidate", now_=True)}
+
     # --- recall ----------------------------------------------------------------------------
     def recall(self, scopes: str | list[str], query: str, *, budget_tokens: int,
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,

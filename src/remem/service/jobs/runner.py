@@ -31,7 +31,7 @@ class Worker:
 
     Args:
         store: a RememStore.
-        handlers: job kind -> handler; defaults to derive and consolidate.
+        handlers: job kind -> handler; defaults to derive, consolidate and retention.
         worker_id: recorded on claims and runs.
         lease_s: how long a claim is held before another worker may take it over.
     """
@@ -40,10 +40,12 @@ class Worker:
                  worker_id: str | None = None, lease_s: float = 120.0) -> None:
         from remem.service.jobs.consolidate import run_consolidation
         from remem.service.jobs.derive import run_derive
+        from remem.service.jobs.retention import run_retention_job
 
         self.store = store
         self.adapter = store.adapter
-        self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation}
+        self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation,
+                                     "retention": run_retention_job}
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = lease_s
 
