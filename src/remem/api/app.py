@@ -26,6 +26,7 @@ admin token whose subject is ``admin``::
     POST   /memory/{id}/conflicts/{group}/resolve  keep one item                admin
     GET    /memory/{id}/status                     head, counts                 any, subject admin
     POST   /memory/{id}/apply                      instantKV proposals          writer
+    POST   /memory/{id}/resummarize                consolidation due now        admin*
     POST   /memory/{id}/tokens                     create token                 admin*
     GET    /memory/{id}/tokens                     list tokens                  admin*
     DELETE /memory/{id}/tokens/{token_id}          revoke token                 admin*

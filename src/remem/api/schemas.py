@@ -225,10 +225,31 @@ class ResolveOut(_Out):
     revision: int
 
 
+class RunOut(_Out):
+    """A job run: derive, consolidate or retention; ``reason`` says why a failed run failed."""
+
+    run_id: str
+    kind: str
+    status: str
+    started_at: str
+    finished_at: str | None = None
+    reason: str | None = None
+
+
+class ScheduledJobOut(_Out):
+    """A slot job brought forward (resummarize)."""
+
+    job_id: str
+    kind: str
+    run_at: str
+
+
 class StatusOut(_Out):
     memory: str
     head_seq: int
     items: dict[str, int]
+    runs: list[RunOut] = []
+    failed_runs: list[RunOut] = []
 
 
 class ApplyResultOut(_Out):

@@ -440,10 +440,13 @@ class Memory:
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)
 
-    def reembed(self, *, batch_size: int = 64, progress=None) -> dict[str, Any]:
-        """Recomputes every vector with the configured embedder and switches atomically."""
+    def reembed(self, *, batch_size: int = 64, progress=None,
+                force: bool = False) -> dict[str, Any]:
+        """Recomputes vectors with the configured embedder and switches atomically; by default
+        only missing or outdated ones, with ``force`` every vector (KickSide maintainable)."""
         self.guard.manage("re-embed the memory")
-        return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress)
+        return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress,
+                                          force=force)
 
     # --- reads ---------------------------------------------------------------------------
     def _item_record(self, item_id: str):
@@ -498,7 +501,16 @@ class Memory:
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
-                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
+                **self._runs_status()}
+
+    def _runs_status(self, recent: int = 20, window: int = 500) -> dict[str, Any]:
+        """Recent job runs and, kept apart so successes never hide them, recent failures
+        with their reason (KickSide: the memory's status lists runs)."""
+        fields = ("run_id", "kind", "status", "started_at", "finished_at", "reason")
+        rows = [{f: r.get(f) for f in fields} for r in self.store.list_runs(self.id, window)]
+        return {"runs": rows[:recent],
+                "failed_runs": [r for r in rows if r["status"] == "failed"][:recent]}
 
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:
