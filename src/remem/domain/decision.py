@@ -100,6 +100,8 @@ def decide(
     replaces: str | None = None,
     on_change: OnChange | None = None,
     cardinality: Cardinality | None = None,
+    run_id: str | None = None,
+    provenance: tuple[dict[str, str], ...] = (),
 ) -> Decision:
     """Decides what a candidate does to its key.
 
@@ -117,6 +119,9 @@ def decide(
         replaces: for a CORRECTION of a multi key, the item it corrects.
         on_change: the key's policy from config (overrides the declared one).
         cardinality: the cardinality from config for a key never declared before.
+        run_id: the derive run forming the candidate (recorded on ``item.added``).
+        provenance: where it was said, ``({host_kind, host_id, event_id}, ...)`` (ids only;
+            on ``item.added``, and the first on a "seen again" ``provenance.added``).
 
     Returns:
         The Decision; ``events`` is empty for outcomes that write nothing.
@@ -161,7 +166,7 @@ def decide(
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
     if seen is not None and not _settles(state, seen, candidate, authority, replaces):
-        return _seen(state, candidate, seen, cid, now)
+        return _seen(state, candidate, seen, cid, now, provenance)
 
     item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)
     added = Event(EventType.ITEM_ADDED, {
@@ -172,6 +177,8 @@ def decide(
         "payload_id": _derive_id("pl_", item_id, revision), "content_hash": content_hash,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
         "authority": authority.value,
+        **({"run_id": run_id} if run_id else {}),
+        **({"provenance": [dict(p) for p in provenance]} if provenance else {}),
     })
 
     def made(outcome: Outcome, more: list[Event], group: str | None = None,
@@ -193,7 +200,8 @@ def decide(
         ], valid_at=start)
 
     if card is Cardinality.MULTI:
-        return _multi(state, judgement, made, scope, key, revision, item_id, candidate, cid, now)
+        return _multi(state, judgement, made, scope, key, revision, item_id, candidate, cid, now,
+                      provenance)
 
     if not live:
         return made(Outcome.CREATED, [])
@@ -214,7 +222,7 @@ def decide(
 
     group = live[0].conflict_group
     if verdict is Verdict.NOOP:
-        return _seen(state, candidate, live[0], cid, now)
+        return _seen(state, candidate, live[0], cid, now, provenance)
     if verdict is Verdict.CONFLICT:
         group = group or _derive_id("grp_", memory_id, scope, key, revision)
         ids = [t.item_id for t in live] + [item_id]
@@ -276,11 +284,13 @@ def _never_true(item: ItemState) -> bool:
 
 
 def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
-          now: datetime) -> Decision:
+          now: datetime, provenance: tuple[dict[str, str], ...] = ()) -> Decision:
+    host = {k: provenance[0][k] for k in ("host_kind", "host_id", "event_id")
+            if provenance and provenance[0].get(k) is not None}
     ev = Event(EventType.PROVENANCE_ADDED, {
         "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
-        "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at)})
+        "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at), **host})
     return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
 
 
@@ -310,7 +320,7 @@ def _targets(state: KeyState, replaces: str | None, key: str) -> list[ItemState]
 
 def _multi(state: KeyState, judgement: Judgement | None, made, scope: str, key: str,
            revision: int, item_id: str, candidate: Candidate, cid: str,
-           now: datetime) -> Decision:
+           now: datetime, provenance: tuple[dict[str, str], ...] = ()) -> Decision:
     if judgement is None or judgement.verdict is Verdict.ADD:
         return made(Outcome.CREATED, [])
     target = next((i for i in state.live() if i.item_id == judgement.target), None)
@@ -324,7 +334,7 @@ def _multi(state: KeyState, judgement: Judgement | None, made, scope: str, key: 
             "scope": scope, "key": key, "revision": revision, "item_ids": ids,
             "group_id": group})], group=group)
     if judgement.verdict is Verdict.NOOP:
-        return _seen(state, candidate, target, cid, now)
+        return _seen(state, candidate, target, cid, now, provenance)
     if judgement.verdict is Verdict.MERGE:
         return made(Outcome.MERGED, [Event(EventType.ITEM_MERGED, {
             "scope": scope, "key": key, "revision": revision,

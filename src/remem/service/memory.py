@@ -274,7 +274,8 @@ class Memory:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+                idempotency_key: str | None = None, derive: bool = True,
+                capture: dict[str, Any] | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -282,8 +283,15 @@ class Memory:
         ``remem worker``) and moves the receipt recorded -> processed -> available.
         Same idempotency key (default: the source identity) + same meaning -> the original
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
+        ``capture`` (set by ``capture``: the captured span, ids only) is recorded on the derive
+        run together with the caller's identity, frozen now.
         """
         scope = self.guard.write(scope)
+        if capture is not None:
+            p = self.principal
+            capture = {"span": dict(capture.get("span") or {}), "identity": {
+                "scope": scope, "subject": p.subject, "role": p.role.value,
+                "token_id": p.token_id}}
         check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)  # the caller's own id
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
@@ -292,7 +300,8 @@ class Memory:
                                        source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
-                                       derive=derive, recorded_by=self._recorder())
+                                       derive=derive, recorded_by=self._recorder(),
+                                       capture=capture)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

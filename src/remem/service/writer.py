@@ -43,6 +43,10 @@ class WriteRequest:
     #: The ledger head the judgement was formed at (derive): the commit happens only at that
     #: head; a moved head refuses the judged result instead of re-applying a stale verdict.
     judged_at_head: int | None = None
+    #: The derive run forming the candidate, and where it was said (``{host_kind, host_id,
+    #: event_id}``, ids only): recorded on ``item.added`` / ``provenance.added``.
+    run_id: str | None = None
+    provenance: tuple[dict[str, str], ...] = ()
 
 
 class Writer:
@@ -157,7 +161,8 @@ class Writer:
             authority=req.authority, now=now,
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
-            on_change=on_change, cardinality=card)
+            on_change=on_change, cardinality=card, run_id=req.run_id,
+            provenance=req.provenance)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),

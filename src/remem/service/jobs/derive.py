@@ -31,7 +31,18 @@ def _occurred_at(row: dict[str, Any]):
     return at
 
 
-def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
+def provenance_of(row: dict[str, Any], capture: dict[str, Any] | None) -> tuple[dict, ...]:
+    """Where a source was said: the capturing host conversation, else its observe run."""
+    span = (capture or {}).get("span") or {}
+    if span.get("host_kind"):
+        host = {"host_kind": span["host_kind"], "host_id": span["host_id"]}
+    else:
+        host = {"host_kind": "observe", "host_id": row.get("run_id") or "default"}
+    return ({**host, "event_id": row["source_id"]},)
+
+
+def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
+                  capture: dict[str, Any] | None = None) -> dict[str, Any]:
     """Extracts and reconciles the claims of one source; returns stats and the disposition.
 
     Raises:
@@ -45,7 +56,8 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
     outcomes: dict[str, int] = {}
     scope = Scope.parse(row["scope"])
     for c in claims:
-        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred)
+        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred,
+                             run_id=run_id, provenance=provenance_of(row, capture))
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     written = sum(n for o, n in outcomes.items() if o not in ("forgotten", "invalid"))
     if written:
@@ -60,7 +72,7 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
 
 
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
-               occurred) -> str:
+               occurred, *, run_id: str | None = None, provenance: tuple = ()) -> str:
     if getattr(c, "operation", "assert") == "retract":
         cid = memory.writer.claim_id(str(scope), c.key, c.value)
         op = memory.writer.operate(str(scope), c.key, "system:derive",
@@ -74,7 +86,7 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
     except InvalidInput:
         return "invalid"
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
-    return reconcile(memory, cand, idem)
+    return reconcile(memory, cand, idem, run_id=run_id, provenance=provenance)
 
 
 def hash_value(value: Any) -> str:
@@ -86,7 +98,10 @@ def hash_value(value: Any) -> str:
 def run_derive(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
     """Job handler: derive one receipt's source, then advance the receipt."""
     payload = job["payload"]
-    stats = derive_source(memory, payload["source_id"])
+    stats = derive_source(memory, payload["source_id"], run_id=run_id,
+                          capture=payload.get("capture"))
+    if payload.get("capture"):  # the captured span and the user's frozen identity
+        stats["capture"] = payload["capture"]
     memory.intake.complete(payload["receipt_id"], payload["source_id"], stats["disposition"])
     return stats
 

@@ -90,7 +90,7 @@ def offered_items(memory: Any, cand: Candidate) -> tuple[list[Any], list[Any]]:
 
 
 def judged_request(memory: Any, cand: Candidate, idempotency_key: str,
-                   run_id: str | None = None) -> WriteRequest:
+                   run_id: str | None = None, provenance: tuple = ()) -> WriteRequest:
     """The derive write for ``cand`` with the judge's verdict formed on the current state."""
     judge = getattr(memory, "judge", None)
     judgement = None
@@ -105,11 +105,13 @@ def judged_request(memory: Any, cand: Candidate, idempotency_key: str,
         if target is not None:
             cand = replace(cand, key=target.key)
     return WriteRequest(cand, Authority.AUTOMATIC, "system:derive", judgement=judgement,
-                        idempotency_key=idempotency_key, intent="derive")
+                        idempotency_key=idempotency_key, intent="derive", run_id=run_id,
+                        provenance=provenance)
 
 
-def reconcile(memory: Any, cand: Candidate, idempotency_key: str) -> str:
+def reconcile(memory: Any, cand: Candidate, idempotency_key: str, *, run_id: str | None = None,
+              provenance: tuple = ()) -> str:
     """Judges and writes ``cand`` at one head (re-judged when the head moved); the outcome."""
     result = memory.writer.write_judged(
-        lambda head: judged_request(memory, cand, idempotency_key))
+        lambda head: judged_request(memory, cand, idempotency_key, run_id, provenance))
     return result.outcome if result is not None else "noop"

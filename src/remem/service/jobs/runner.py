@@ -76,7 +76,9 @@ class Worker:
     def _failed(self, job: dict[str, Any], run_id: str, reason: str, *,
                 retry: bool) -> dict[str, Any]:
         now = to_iso(self.store.clock.now())
-        self.adapter.finish_run(run_id, status="failed", now=now, reason=reason)
+        capture = (job.get("payload") or {}).get("capture")
+        self.adapter.finish_run(run_id, status="failed", now=now, reason=reason,
+                                stats={"capture": capture} if capture else None)
         final = not retry or job["attempts"] >= job["max_attempts"]
         self.adapter.finish_job(job["job_id"], state="failed" if final else "queued", now=now,
                                 error=reason)
