@@ -96,3 +96,28 @@ def test_resummarize_and_status_over_http(store_url, mem):
                           headers={"Authorization": f"Bearer {admin}"}).json()
         assert status["runs"][0]["kind"] == "consolidate"
         assert status["failed_runs"] == []
+
+
+def test_query_returns_current_items_with_node_type_similarity_and_created_at(store, mem):
+    from datetime import UTC, datetime
+
+    from remem.errors import PermissionDenied
+    from remem.service.tokens import Tokens
+
+    old = mem.remember("user:alice", "home_city", "Paris", valid_at=T0)
+    mem.remember("user:alice", "home_city", "Lyon", valid_at=T0 + timedelta(days=1))
+    mem.remember("user:alice", "diet", "vegetarian", kind="preference")
+    mem.remember("user:bob", "home_city", "Rome")
+    hits = mem.query("user:alice", "which city does she live in", limit=5)
+    assert [h["value"] for h in hits][0] == "Lyon"
+    assert old.item_id not in [h["id"] for h in hits]  # superseded: not current
+    assert {h["scope"] for h in hits} == {"user:alice"}
+    sims = [h["meta"]["similarity"] for h in hits]
+    assert sims == sorted(sims, reverse=True) and 0 < sims[0] <= 1
+    assert {h["meta"]["node_type"] for h in hits} == {"fact", "preference"}  # the kinds
+    created = datetime.fromisoformat(hits[0]["meta"]["created_at"])
+    assert abs((datetime.now(UTC) - created).total_seconds()) < 600
+    token, _ = mem.create_token("reader", "user:bob")
+    bob = store.memory("m1", principal=Tokens(store).authenticate(token))
+    with pytest.raises(PermissionDenied):
+        bob.query("user:alice", "city")

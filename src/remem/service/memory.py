@@ -449,6 +449,14 @@ class Memory:
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)
 
+    def query(self, scopes: str | list[str], text: str, *, limit: int = 10
+              ) -> list[dict[str, Any]]:
+        """KickSide ``queryable``: current items of the scopes nearest ``text``, each with
+        ``meta.node_type`` (kind), ``meta.similarity`` (cosine) and ``meta.created_at``."""
+        from remem.service.queryable import query
+
+        return query(self.ctx, self.guard.read(scopes), text, limit=limit)
+
     def reembed(self, *, batch_size: int = 64, progress=None,
                 force: bool = False) -> dict[str, Any]:
         """Recomputes vectors with the configured embedder and switches atomically; by default
