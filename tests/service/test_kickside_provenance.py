@@ -95,3 +95,23 @@ def test_the_ledger_with_the_new_fields_verifies_and_rebuilds_to_the_same_rows(s
     assert store.verify()["ok"]
     store.rebuild("m1")
     assert [i.to_dict() for i in mem.items(scope=ALICE, status="all").items] == before
+
+
+def test_an_owner_restating_a_claim_with_new_text_revises_the_item(store, mem):
+    first = mem.remember(ALICE, "home_city", "Paris", valid_at=T0,
+                         source={"id": "a", "text": "I live in Paris."})
+    again = mem.remember(ALICE, "home_city", "paris", valid_at=T0 + timedelta(days=1),
+                         source={"id": "b", "text": "Paris is where I live now."})
+    assert again.item_id == first.item_id and again.outcome == "duplicate"
+    assert again.revision == first.revision + 1
+    revised = events_of(mem, first.item_id, "item.revised")
+    assert len(revised) == 1
+    assert mem.store.item(mem.id, first.item_id).payload_id == revised[0]["payload_id"]
+    assert mem.get(first.item_id).quote == "Paris is where I live now."
+    hit = mem.recall(ALICE, "where I live now", budget_tokens=400)
+    assert [i.id for i in hit.items] == [first.item_id]  # the claim once, with its new text
+    same = mem.remember(ALICE, "home_city", "Paris", source={"id": "c"})  # no text: seen
+    assert same.revision == again.revision
+    assert store.verify()["ok"]
+    store.rebuild("m1")
+    assert mem.get(first.item_id).quote == "Paris is where I live now."

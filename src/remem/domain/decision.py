@@ -66,6 +66,7 @@ class Decision:
         new_item: True when ``item_id`` is new and needs its payload stored.
         claim_id: the candidate's claim id.
         conflict_group: the group id when the outcome is a conflict.
+        revised: True when the matched item got a new payload (``item.revised``).
     """
 
     outcome: Outcome
@@ -75,6 +76,7 @@ class Decision:
     new_item: bool
     claim_id: str
     conflict_group: str | None = None
+    revised: bool = False
 
 
 def _derive_id(prefix: str, *parts: object) -> str:
@@ -102,6 +104,7 @@ def decide(
     cardinality: Cardinality | None = None,
     run_id: str | None = None,
     provenance: tuple[dict[str, str], ...] = (),
+    new_text: bool = False,
 ) -> Decision:
     """Decides what a candidate does to its key.
 
@@ -122,6 +125,9 @@ def decide(
         run_id: the derive run forming the candidate (recorded on ``item.added``).
         provenance: where it was said, ``({host_kind, host_id, event_id}, ...)`` (ids only;
             on ``item.added``, and the first on a "seen again" ``provenance.added``).
+        new_text: the candidate restates a current claim with a new text (another quote); an
+            OWNER restatement then revises the item's text (``item.revised``, same claim, new
+            payload) besides "seen again".
 
     Returns:
         The Decision; ``events`` is empty for outcomes that write nothing.
@@ -166,6 +172,8 @@ def decide(
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
     if seen is not None and not _settles(state, seen, candidate, authority, replaces):
+        if new_text and authority is Authority.OWNER and seen.status is ItemStatus.CURRENT:
+            return _revised(state, candidate, seen, cid, now, content_hash, provenance)
         return _seen(state, candidate, seen, cid, now, provenance)
 
     item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)
@@ -292,6 +300,19 @@ def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
         "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at), **host})
     return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
+
+
+def _revised(state: KeyState, candidate: Candidate, item: ItemState, cid: str, now: datetime,
+             content_hash: str, provenance: tuple[dict[str, str], ...]) -> Decision:
+    """Same claim in new words: a new payload for the item, and the statement's provenance."""
+    revision = state.revision + 1
+    revised = Event(EventType.ITEM_REVISED, {
+        "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
+        "revision": revision, "payload_id": _derive_id("pl_", item.item_id, revision),
+        "content_hash": content_hash})
+    seen = _seen(state, candidate, item, cid, now, provenance)
+    return Decision(Outcome.DUPLICATE, (revised, *seen.events), item.item_id, revision, False,
+                    cid, revised=True)
 
 
 def _superseded(t: ItemState, scope: str, key: str, revision: int, *, by: str,

@@ -162,12 +162,29 @@ class Writer:
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
-            provenance=req.provenance)
+            provenance=req.provenance, new_text=self._new_text(state, req))
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
+
+    def _new_text(self, state: KeyState, req: WriteRequest) -> bool:
+        """Whether an owner restates a current claim of the key with a new text (a quote other
+        than its stored payload's); a value differing only in case or spacing is not one."""
+        if req.authority is not Authority.OWNER:
+            return False
+        c = req.candidate
+        cid = self.claim_id(str(c.scope), c.key, c.value)
+        item = next((i for i in state.live() if i.claim_id == cid), None)
+        if item is None:
+            return False
+        rec = self.store.item(self.memory_id, item.item_id)
+        stored = self.store.payloads(self.memory_id, [rec.payload_id]).get(rec.payload_id) \
+            if rec is not None else None
+        if not stored:
+            return False
+        return c.source.text is not None and stored.get("quote") != c.source.text
 
     def _commit(self, uow: Any, head: int, proj: Projection, decision: Decision,
                 req: WriteRequest, scope: str, key: str, now: datetime, salt: bytes,
@@ -177,8 +194,9 @@ class Writer:
             stored = append_events(uow, decision.events, actor=req.actor, at=to_iso(now),
                                    expected_seq=head)
             proj.apply_all(stored)
-            if decision.new_item:
-                added = next(e for e in decision.events if e.type is EventType.ITEM_ADDED)
+            if decision.new_item or decision.revised:
+                added = next(e for e in decision.events
+                             if e.type in (EventType.ITEM_ADDED, EventType.ITEM_REVISED))
                 uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
                                 payload["quote"], salt)
                 new_payloads.append((decision.item_id, added.data["payload_id"], payload))
