@@ -105,6 +105,7 @@ def decide(
     run_id: str | None = None,
     provenance: tuple[dict[str, str], ...] = (),
     new_text: bool = False,
+    occurrences: bool = False,
 ) -> Decision:
     """Decides what a candidate does to its key.
 
@@ -128,6 +129,9 @@ def decide(
         new_text: the candidate restates a current claim with a new text (another quote); an
             OWNER restatement then revises the item's text (``item.revised``, same claim, new
             payload) besides "seen again".
+        occurrences: the memory records each later statement of a current claim by an
+            automatic path as a new item (an occurrence, its own ``valid_at``, linked to the
+            claim by ``claim_id`` and ``occurrence_of``) instead of provenance only.
 
     Returns:
         The Decision; ``events`` is empty for outcomes that write nothing.
@@ -171,6 +175,9 @@ def decide(
 
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
+    occurrence_of = None
+    if seen is not None and occurrences and _is_occurrence(state, seen, candidate, authority):
+        occurrence_of, seen = seen.item_id, None
     if seen is not None and not _settles(state, seen, candidate, authority, replaces):
         if new_text and authority is Authority.OWNER and seen.status is ItemStatus.CURRENT:
             return _revised(state, candidate, seen, cid, now, content_hash, provenance)
@@ -187,7 +194,10 @@ def decide(
         "authority": authority.value,
         **({"run_id": run_id} if run_id else {}),
         **({"provenance": [dict(p) for p in provenance]} if provenance else {}),
+        **({"occurrence_of": occurrence_of} if occurrence_of else {}),
     })
+    if occurrence_of is not None:  # the claim stays current; this statement is its own item
+        return Decision(Outcome.DUPLICATE, (*events, added), item_id, revision, True, cid)
 
     def made(outcome: Outcome, more: list[Event], group: str | None = None,
              valid_at: datetime | None = None) -> Decision:
@@ -300,6 +310,15 @@ def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
         "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at), **host})
     return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
+
+
+def _is_occurrence(state: KeyState, seen: ItemState, candidate: Candidate,
+                   authority: Authority) -> bool:
+    """A later automatic statement of a current claim (after its newest statement)."""
+    if authority is not Authority.AUTOMATIC or seen.status is not ItemStatus.CURRENT:
+        return False
+    same = [i for i in state.live() if i.claim_id == seen.claim_id]
+    return candidate.valid_at > max(_confirmed(i) for i in same)
 
 
 def _revised(state: KeyState, candidate: Candidate, item: ItemState, cid: str, now: datetime,

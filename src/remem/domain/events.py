@@ -47,7 +47,7 @@ FIELDS: dict[EventType, frozenset[str]] = {
             "claim_id", "kind", "cardinality", "valid_at", "valid_until", "payload_id",
             "content_hash", "source_id", "source_role", "authority",
             # KickSide: the derive run that formed it and where it was said (ids only)
-            "run_id", "provenance",
+            "run_id", "provenance", "occurrence_of",
         }
     ),
     EventType.ITEM_REVISED: frozenset(_ITEM_REF | {"payload_id", "content_hash", "priority"}),

@@ -81,6 +81,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                            "interval_hours": {"type": "number", "minimum": 0}},
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
+        "occurrences": {"type": "boolean"},
         "extraction": _MODEL_SPEC,
         "judge": _MODEL_SPEC,
     },

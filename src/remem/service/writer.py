@@ -74,6 +74,8 @@ class Writer:
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
         self._claim_secret: tuple[bytes | None] | None = None
+        #: Record later automatic statements of a current claim as occurrences (config).
+        self.occurrences = False
 
     @property
     def claim_secret(self) -> bytes | None:
@@ -162,7 +164,8 @@ class Writer:
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
-            provenance=req.provenance, new_text=self._new_text(state, req))
+            provenance=req.provenance, new_text=self._new_text(state, req),
+            occurrences=self.occurrences)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),

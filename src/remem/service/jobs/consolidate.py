@@ -35,6 +35,9 @@ def _merge_duplicates(state, values: dict[str, Any]) -> Operation:
     by_claim: dict[str, list] = {}
     for i in state.live():
         by_claim.setdefault(loose_form(values.get(i.item_id)), []).append(i)
+    # occurrences of one claim are not duplicates of each other: one per claim id merges
+    by_claim = {k: list({i.claim_id: i for i in reversed(v)}.values())[::-1]
+                for k, v in by_claim.items()}
     dups = [items for items in by_claim.values() if len(items) > 1]
     if not dups:
         return Operation((), state.revision)

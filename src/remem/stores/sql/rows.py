@@ -47,3 +47,4 @@ class RecallRow(NamedTuple):
     valid_until: str | None
     payload_id: str
     source_id: str | None
+    claim_id: str | None = None  # occurrences of one claim are recalled once
