@@ -56,11 +56,10 @@ def mem(store_url, model_service):
     store.close()
 
 
-def offered(model_service) -> list[dict]:
-    """The existing items the last judge request showed the model."""
+def offered(model_service) -> str:
+    """The prompt text of the last judge request (it lists the offered items)."""
     body = model_service.requests[-1]
-    text = "\n".join(str(m.get("content")) for m in body["messages"])
-    return text
+    return "\n".join(str(m.get("content")) for m in body["messages"])
 
 
 def live(mem, key):

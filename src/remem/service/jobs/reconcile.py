@@ -69,7 +69,7 @@ def neighbours(memory: Any, cand: Candidate, exclude_key: str,
     return out
 
 
-def _cardinality(memory: Any, scope: str, key: str, items: list[Any]) -> Cardinality:
+def _cardinality(memory: Any, scope: str, key: str) -> Cardinality:
     recs = memory.store.key_items(memory.id, scope, key)
     if recs:
         return Cardinality(recs[0].cardinality)
@@ -84,7 +84,7 @@ def offered_items(memory: Any, cand: Candidate) -> tuple[list[Any], list[Any]]:
     cid = memory.writer.claim_id(scope, key, cand.value)
     if any(v.claim_id == cid for v in same):
         return [], []  # seen again: the rules decide
-    if same and _cardinality(memory, scope, key, same) is Cardinality.SINGLE:
+    if same and _cardinality(memory, scope, key) is Cardinality.SINGLE:
         return same, []  # a single key holding another value relates to that value only
     return same, neighbours(memory, cand, key)
 
