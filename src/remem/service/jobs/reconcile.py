@@ -94,7 +94,7 @@ def judged_request(memory: Any, cand: Candidate, idempotency_key: str,
     """The derive write for ``cand`` with the judge's verdict formed on the current state."""
     judge = getattr(memory, "judge", None)
     judgement = None
-    if judge is not None:
+    if judge is not None and getattr(judge, "wants_items", True):
         same, near = offered_items(memory, cand)
         existing = same + near
         if existing:
