@@ -104,3 +104,21 @@ def test_resummarize_needs_a_memory_admin_and_deactivate_a_writer_of_the_scope(s
     with pytest.raises(PermissionDenied):
         scoped.deactivate("user:bob", "chat", "c2")
     assert scoped.deactivate("user:alice", "chat", "c2")["captured"] is None
+
+
+def test_a_worker_arms_memories_created_before_slot_jobs_existed(store, mem, store_url):
+    from remem.service.jobs.runner import Worker
+
+    with mem.store.unit_of_work(mem.id) as uow:  # a memory from before: nothing queued
+        uow.conn.execute("DELETE FROM jobs WHERE memory_id='m1'")
+    assert queued(mem, "consolidate") is None
+    stopped = iter([False, True])
+    Worker(store).run_forever(poll_s=0, stop=lambda: next(stopped, True))
+    assert queued(mem, "consolidate")["run_at"] == to_iso(T0 + timedelta(hours=6))
+    assert queued(mem, "retention")["run_at"] == to_iso(T0 + timedelta(hours=2))
+    Worker(store).arm_slot_jobs()  # idempotent: still one of each
+    with mem.store.unit_of_work(mem.id) as uow:
+        rows = uow.conn.execute("SELECT kind, COUNT(*) FROM jobs WHERE memory_id='m1' AND "
+                                "state='queued' GROUP BY kind ORDER BY kind").fetchall()
+    rows = [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
+    assert rows == [("consolidate", 1), ("retention", 1)]

@@ -106,10 +106,22 @@ class Worker:
             out.append(r)
         return out
 
+    def arm_slot_jobs(self) -> int:
+        """Arms consolidation and retention for every memory that has none queued (memories
+        created before slot jobs existed); returns how many memories were checked."""
+        from remem.service.jobs.schedule import arm_all
+
+        memories = self.store.list_memories()
+        for m in memories:
+            arm_all(self.store.memory(m["memory_id"]))
+        return len(memories)
+
     def run_forever(self, *, poll_s: float = 0.5, stop: Callable[[], bool] = lambda: False,
                     on_job: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Polls for jobs until ``stop()`` is true (``remem worker``); when idle, finishes
-        owed erasure scrubs (erasures a reader's snapshot or a crash left pending)."""
+        """Arms missing slot jobs, then polls for jobs until ``stop()`` is true (``remem
+        worker``); when idle, finishes owed erasure scrubs (erasures a reader's snapshot or a
+        crash left pending)."""
+        self.arm_slot_jobs()
         while not stop():
             r = self.run_once()
             if r is None:
