@@ -30,6 +30,7 @@ admin token whose subject is ``admin``::
     POST   /memory/{id}/slots/context              instantKV context            reader
     GET    /memory/{id}/slots/{entity}/{attribute} instantKV inspect            reader
     POST   /memory/{id}/slots/{entity}/{attribute}/forget  instantKV forget     writer
+    POST   /memory/{id}/resummarize                consolidation due now        admin*
     POST   /memory/{id}/tokens                     create token                 admin*
     GET    /memory/{id}/tokens                     list tokens                  admin*
     DELETE /memory/{id}/tokens/{token_id}          revoke token                 admin*

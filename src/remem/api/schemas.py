@@ -270,6 +270,23 @@ class IndexHealthOut(_Out):
     oldest_pending_age_s: float | None = None
     last_error: JobErrorOut | None = None
     receipts: dict[str, int] = Field(description="Receipts per phase.")
+class RunOut(_Out):
+    """A job run: derive, consolidate or retention; ``reason`` says why a failed run failed."""
+
+    run_id: str
+    kind: str
+    status: str
+    started_at: str
+    finished_at: str | None = None
+    reason: str | None = None
+
+
+class ScheduledJobOut(_Out):
+    """A slot job brought forward (resummarize)."""
+
+    job_id: str
+    kind: str
+    run_at: str
 
 
 class StatusOut(_Out):
@@ -277,6 +294,8 @@ class StatusOut(_Out):
     head_seq: int
     items: dict[str, int]
     index_health: IndexHealthOut | None = None
+    runs: list[RunOut] = []
+    failed_runs: list[RunOut] = []
 
 
 class ApplyResultOut(_Out):

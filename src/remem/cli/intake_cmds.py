@@ -43,6 +43,21 @@ def register(app: typer.Typer) -> None:
         run(body)
 
     @app.command()
+    def resummarize(
+        run_now: Annotated[bool, typer.Option(
+            "--run", help="Also run the memory's due jobs now (embedded use).")] = False,
+    ) -> None:
+        """Bring the memory's consolidation forward (maintenance); --run runs it now."""
+        def body():
+            m = current_memory()
+            out = dict(m.resummarize())
+            if run_now:
+                out["ran"] = m.run_jobs()
+            emit(out, f"consolidation {out['job_id']} due {out['run_at'][:19]}"
+                      + (f"; ran {len(out['ran'])} job(s)" if run_now else ""))
+        run(body)
+
+    @app.command()
     def worker(
         once: Annotated[bool, typer.Option("--once", help="Run due jobs, then exit.")] = False,
         poll_s: Annotated[float, typer.Option(help="Idle poll interval, seconds.")] = 0.5,

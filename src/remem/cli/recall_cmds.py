@@ -200,6 +200,8 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def reembed(
         batch_size: Annotated[int, typer.Option(help="Texts per embedding call.")] = 64,
+        force: Annotated[bool, typer.Option(
+            "--force", help="Recompute every vector, also those already current.")] = False,
     ) -> None:
         """Recompute every vector with the configured embedder; switch atomically."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -210,7 +212,7 @@ def register(app: typer.Typer) -> None:
                           MofNCompleteColumn(), TimeRemainingColumn(), transient=True,
                           disable=STATE.json) as bar:
                 task = bar.add_task("embedding", total=None)
-                out = m.reembed(batch_size=batch_size,
+                out = m.reembed(batch_size=batch_size, force=force,
                                 progress=lambda done, total: bar.update(task, completed=done,
                                                                         total=total))
             emit(out, f"{out['model']} ({out['dimensions']} dims): embedded {out['embedded']}, "

@@ -66,6 +66,7 @@ class Decision:
         new_item: True when ``item_id`` is new and needs its payload stored.
         claim_id: the candidate's claim id.
         conflict_group: the group id when the outcome is a conflict.
+        revised: True when the matched item got a new payload (``item.revised``).
     """
 
     outcome: Outcome
@@ -75,6 +76,7 @@ class Decision:
     new_item: bool
     claim_id: str
     conflict_group: str | None = None
+    revised: bool = False
 
 
 def _derive_id(prefix: str, *parts: object) -> str:
@@ -100,6 +102,10 @@ def decide(
     replaces: str | None = None,
     on_change: OnChange | None = None,
     cardinality: Cardinality | None = None,
+    run_id: str | None = None,
+    provenance: tuple[dict[str, str], ...] = (),
+    new_text: bool = False,
+    occurrences: bool = False,
 ) -> Decision:
     """Decides what a candidate does to its key.
 
@@ -117,6 +123,15 @@ def decide(
         replaces: for a CORRECTION of a multi key, the item it corrects.
         on_change: the key's policy from config (overrides the declared one).
         cardinality: the cardinality from config for a key never declared before.
+        run_id: the derive run forming the candidate (recorded on ``item.added``).
+        provenance: where it was said, ``({host_kind, host_id, event_id}, ...)`` (ids only;
+            on ``item.added``, and the first on a "seen again" ``provenance.added``).
+        new_text: the candidate restates a current claim with a new text (another quote); an
+            OWNER restatement then revises the item's text (``item.revised``, same claim, new
+            payload) besides "seen again".
+        occurrences: the memory records each later statement of a current claim by an
+            automatic path as a new item (an occurrence, its own ``valid_at``, linked to the
+            claim by ``claim_id`` and ``occurrence_of``) instead of provenance only.
 
     Returns:
         The Decision; ``events`` is empty for outcomes that write nothing.
@@ -160,8 +175,13 @@ def decide(
 
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
+    occurrence_of = None
+    if seen is not None and occurrences and _is_occurrence(state, seen, candidate, authority):
+        occurrence_of, seen = seen.item_id, None
     if seen is not None and not _settles(state, seen, candidate, authority, replaces):
-        return _seen(state, candidate, seen, cid, now)
+        if new_text and authority is Authority.OWNER and seen.status is ItemStatus.CURRENT:
+            return _revised(state, candidate, seen, cid, now, content_hash, provenance)
+        return _seen(state, candidate, seen, cid, now, provenance)
 
     item_id = _derive_id("itm_", memory_id, scope, key, revision, cid)
     added = Event(EventType.ITEM_ADDED, {
@@ -172,7 +192,12 @@ def decide(
         "payload_id": _derive_id("pl_", item_id, revision), "content_hash": content_hash,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
         "authority": authority.value,
+        **({"run_id": run_id} if run_id else {}),
+        **({"provenance": [dict(p) for p in provenance]} if provenance else {}),
+        **({"occurrence_of": occurrence_of} if occurrence_of else {}),
     })
+    if occurrence_of is not None:  # the claim stays current; this statement is its own item
+        return Decision(Outcome.DUPLICATE, (*events, added), item_id, revision, True, cid)
 
     def made(outcome: Outcome, more: list[Event], group: str | None = None,
              valid_at: datetime | None = None) -> Decision:
@@ -193,7 +218,8 @@ def decide(
         ], valid_at=start)
 
     if card is Cardinality.MULTI:
-        return _multi(state, judgement, made, scope, key, revision, item_id, candidate, cid, now)
+        return _multi(state, judgement, made, scope, key, revision, item_id, candidate, cid, now,
+                      provenance)
 
     if not live:
         return made(Outcome.CREATED, [])
@@ -214,7 +240,7 @@ def decide(
 
     group = live[0].conflict_group
     if verdict is Verdict.NOOP:
-        return _seen(state, candidate, live[0], cid, now)
+        return _seen(state, candidate, live[0], cid, now, provenance)
     if verdict is Verdict.CONFLICT:
         group = group or _derive_id("grp_", memory_id, scope, key, revision)
         ids = [t.item_id for t in live] + [item_id]
@@ -276,12 +302,36 @@ def _never_true(item: ItemState) -> bool:
 
 
 def _seen(state: KeyState, candidate: Candidate, item: ItemState, cid: str,
-          now: datetime) -> Decision:
+          now: datetime, provenance: tuple[dict[str, str], ...] = ()) -> Decision:
+    host = {k: provenance[0][k] for k in ("host_kind", "host_id", "event_id")
+            if provenance and provenance[0].get(k) is not None}
     ev = Event(EventType.PROVENANCE_ADDED, {
         "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
         "source_id": candidate.source.id, "source_role": candidate.source.role,
-        "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at)})
+        "seen_at": to_iso(now), "valid_at": to_iso(candidate.valid_at), **host})
     return Decision(Outcome.DUPLICATE, (ev,), item.item_id, state.revision, False, cid)
+
+
+def _is_occurrence(state: KeyState, seen: ItemState, candidate: Candidate,
+                   authority: Authority) -> bool:
+    """A later automatic statement of a current claim (after its newest statement)."""
+    if authority is not Authority.AUTOMATIC or seen.status is not ItemStatus.CURRENT:
+        return False
+    same = [i for i in state.live() if i.claim_id == seen.claim_id]
+    return candidate.valid_at > max(_confirmed(i) for i in same)
+
+
+def _revised(state: KeyState, candidate: Candidate, item: ItemState, cid: str, now: datetime,
+             content_hash: str, provenance: tuple[dict[str, str], ...]) -> Decision:
+    """Same claim in new words: a new payload for the item, and the statement's provenance."""
+    revision = state.revision + 1
+    revised = Event(EventType.ITEM_REVISED, {
+        "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
+        "revision": revision, "payload_id": _derive_id("pl_", item.item_id, revision),
+        "content_hash": content_hash})
+    seen = _seen(state, candidate, item, cid, now, provenance)
+    return Decision(Outcome.DUPLICATE, (revised, *seen.events), item.item_id, revision, False,
+                    cid, revised=True)
 
 
 def _superseded(t: ItemState, scope: str, key: str, revision: int, *, by: str,
@@ -310,14 +360,21 @@ def _targets(state: KeyState, replaces: str | None, key: str) -> list[ItemState]
 
 def _multi(state: KeyState, judgement: Judgement | None, made, scope: str, key: str,
            revision: int, item_id: str, candidate: Candidate, cid: str,
-           now: datetime) -> Decision:
-    if judgement is None or judgement.verdict in (Verdict.ADD, Verdict.CONFLICT):
+           now: datetime, provenance: tuple[dict[str, str], ...] = ()) -> Decision:
+    if judgement is None or judgement.verdict is Verdict.ADD:
         return made(Outcome.CREATED, [])
     target = next((i for i in state.live() if i.item_id == judgement.target), None)
     if target is None:
         return made(Outcome.CREATED, [])
+    if judgement.verdict is Verdict.CONFLICT:  # the target's group, or a new one of two
+        group = target.conflict_group or _derive_id("grp_", state.scope, key, revision, cid)
+        members = [i.item_id for i in state.live() if group and i.conflict_group == group]
+        ids = (members or [target.item_id]) + [item_id]
+        return made(Outcome.CONFLICT, [Event(EventType.ITEM_CONFLICTED, {
+            "scope": scope, "key": key, "revision": revision, "item_ids": ids,
+            "group_id": group})], group=group)
     if judgement.verdict is Verdict.NOOP:
-        return _seen(state, candidate, target, cid, now)
+        return _seen(state, candidate, target, cid, now, provenance)
     if judgement.verdict is Verdict.MERGE:
         return made(Outcome.MERGED, [Event(EventType.ITEM_MERGED, {
             "scope": scope, "key": key, "revision": revision,

@@ -46,9 +46,11 @@ FIELDS: dict[EventType, frozenset[str]] = {
         | {
             "claim_id", "kind", "cardinality", "valid_at", "valid_until", "payload_id",
             "content_hash", "source_id", "source_role", "authority",
+            # KickSide: the derive run that formed it and where it was said (ids only)
+            "run_id", "provenance", "occurrence_of",
         }
     ),
-    EventType.ITEM_REVISED: frozenset(_ITEM_REF | {"payload_id", "content_hash"}),
+    EventType.ITEM_REVISED: frozenset(_ITEM_REF | {"payload_id", "content_hash", "priority"}),
     EventType.ITEM_SUPERSEDED: frozenset(
         _ITEM_REF | {"by", "invalid_at", "resolved_conflict", "correction"}
     ),
@@ -59,7 +61,8 @@ FIELDS: dict[EventType, frozenset[str]] = {
     EventType.ITEM_RESTORED: frozenset(_ITEM_REF | {"status"}),
     EventType.ITEM_FORGOTTEN: frozenset(_ITEM_REF | {"claim_id", "reason"}),
     EventType.PROVENANCE_ADDED: frozenset(
-        {"item_id", "scope", "key", "source_id", "source_role", "seen_at", "valid_at"}
+        {"item_id", "scope", "key", "source_id", "source_role", "seen_at", "valid_at",
+         "host_kind", "host_id", "event_id"}
     ),
     EventType.RETENTION_SET: frozenset(_ITEM_REF | {"keep_until"}),
     EventType.HOLD_SET: frozenset(_ITEM_REF),

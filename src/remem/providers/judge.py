@@ -112,6 +112,9 @@ class RuleJudge:
 
     name = "rules"
     version = "1"
+    #: It never reads the offered items, so a writer need not gather them (see
+    #: ``service.jobs.reconcile``); model judges leave this True.
+    wants_items = False
 
     def judge(self, existing: Sequence[Mapping[str, Any]],
               candidate: Mapping[str, Any]) -> Judgement | None:

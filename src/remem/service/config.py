@@ -77,9 +77,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "retention": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"keep_days": {"type": "integer", "minimum": 1}},
+            "properties": {"keep_days": {"type": "integer", "minimum": 1},
+                           "interval_hours": {"type": "number", "minimum": 0}},
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
+        "occurrences": {"type": "boolean"},
         "extraction": _MODEL_SPEC,
         "judge": _MODEL_SPEC,
     },

@@ -43,6 +43,7 @@ class MemoryContext:
         self.extractor = build_extractor(config.get("extraction"), self.providers)
         self.judge = build_judge(config.get("judge"), self.providers)
         self.writer = Writer(self.store, memory_id, self.clock, self.policy)
+        self.writer.occurrences = bool(config.get("occurrences", False))
         self.embedding = EmbeddingService(self)  # indexes new items in the write transaction
         self.embedding.attach(self.writer)
         self.recall = RecallService(self, self.embedding)

@@ -169,12 +169,13 @@ class EmbeddingService:
 
     # --- reembed -----------------------------------------------------------------------------
     def reembed(self, *, batch_size: int = 64, progress: Progress | None = None,
-                actor: str = "owner") -> dict[str, Any]:
+                actor: str = "owner", force: bool = False) -> dict[str, Any]:
         """Recomputes vectors with the configured model and switches the memory to it.
 
         Args:
             batch_size: texts per embedding call.
             progress: called as ``progress(done, total)`` after each batch.
+            force: recompute every document's vector, even one already current.
 
         Returns:
             ``{"model", "dimensions", "previous_model", "previous_dimensions", "documents",
@@ -182,7 +183,8 @@ class EmbeddingService:
         """
         e = self.embedder
         with self.index.read(self.ctx.id) as snap:
-            todo = _stale(snap.embedding_docs(), snap.vector_hashes(), e.model_id)
+            todo = _stale(snap.embedding_docs(), {} if force else snap.vector_hashes(),
+                          e.model_id)
         texts = list(dict.fromkeys(todo.values()))
         computed: dict[str, np.ndarray] = {}
         if progress:
@@ -193,9 +195,10 @@ class EmbeddingService:
                 computed[_content_hash(t)] = v
             if progress:
                 progress(min(start + batch_size, len(texts)), len(texts))
-        return self._switch(computed, actor)
+        return self._switch(computed, actor, force)
 
-    def _switch(self, computed: dict[str, np.ndarray], actor: str) -> dict[str, Any]:
+    def _switch(self, computed: dict[str, np.ndarray], actor: str,
+                force: bool = False) -> dict[str, Any]:
         """One transaction: store the new vectors (embedding any document written meanwhile),
         drop other models' vectors, set the model, bump the epoch, record the switch."""
         e = self.embedder
@@ -204,7 +207,7 @@ class EmbeddingService:
             snap = self.index.in_transaction(uow)
             before = snap.embedding()
             docs = snap.embedding_docs()
-            stale = _stale(docs, snap.vector_hashes(), model)
+            stale = _stale(docs, {} if force else snap.vector_hashes(), model)
             late = [t for t in stale.values() if _content_hash(t) not in computed]
             if late:
                 for t, v in zip(late, e.embed_batch(late), strict=True):

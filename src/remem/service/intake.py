@@ -118,9 +118,11 @@ class Intake:
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
                 recorded_by: str | None = None,
-                metadata: dict[str, Any] | None = None) -> Receipt:
+                metadata: dict[str, Any] | None = None,
+                capture: dict[str, Any] | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
-        store's derive mode is ``inline``).
+        store's derive mode is ``inline``). ``capture`` (ids only: the captured span and the
+        capturing identity) rides on the derive job and is recorded on its run.
 
         Raises:
             InvalidInput: bad input (nothing recorded).
@@ -160,7 +162,8 @@ class Intake:
             if derive and not src.redacted:
                 self.store.enqueue_job(self.ctx.id, "derive",
                                        {"receipt_id": row["receipt_id"],
-                                        "source_id": src.source_id},
+                                        "source_id": src.source_id,
+                                        **({"capture": capture} if capture else {})},
                                        run_at=now, now=now, conn=uow.conn,
                                        job_id=new_id("job"))
         if not derive or src.redacted:
@@ -278,6 +281,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     new = [t for t in turns[start:]
            if (row := memory.store.source(memory.id, memory.guard.scoped_name(scope, t["id"])))
            is None or row["run_id"] != run_id]
+    context = capture_context(memory, scope, host_kind, host_id, position, new)
     captured = []
     for t in new:
         at = t.get("occurred_at")
@@ -287,7 +291,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
             at = from_iso(at, field="occurred_at")
         r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
                            run_id=run_id, occurred_at=at,
-                           actor=t.get("actor"))
+                           actor=t.get("actor"), capture=context)
         captured.append(r.to_dict())
     if new:
         now = to_iso(memory.clock.now())
@@ -301,3 +305,14 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
                 actor="system:capture", at=now, expected_seq=head)
         position += len(new)
     return {"position": position, "captured": captured, "skipped": len(turns) - len(new)}
+
+
+def capture_context(memory: Any, scope: str, host_kind: str, host_id: str, position: int,
+                    new: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The captured span of the conversation (ids and positions only, never text); ``observe``
+    adds the capturing identity and both are recorded on each derive run (KickSide)."""
+    if not new:
+        return None
+    return {"span": {"host_kind": host_kind, "host_id": host_id, "from_position": position,
+                     "to_position": position + len(new), "first_event_id": new[0]["id"],
+                     "last_event_id": new[-1]["id"]}}

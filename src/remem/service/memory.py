@@ -311,7 +311,8 @@ class Memory:
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
-                metadata: dict[str, Any] | None = None) -> Receipt:
+                metadata: dict[str, Any] | None = None,
+                capture: dict[str, Any] | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -320,10 +321,16 @@ class Memory:
         Same idempotency key (default: the source identity) + same meaning -> the original
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
         ``metadata`` (see ``remember``) is kept with the source and inherited by the facts
-        derived from it.
+        derived from it. ``capture`` (set by ``capture``: the captured span, ids only) is
+        recorded on the derive run together with the caller's identity, frozen now.
         """
         scope = self.guard.write(scope)
         metadata = parse_metadata(metadata)
+        if capture is not None:
+            p = self.principal
+            capture = {"span": dict(capture.get("span") or {}), "identity": {
+                "scope": scope, "subject": p.subject, "role": p.role.value,
+                "token_id": p.token_id}}
         check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)  # the caller's own id
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
@@ -333,7 +340,7 @@ class Memory:
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
                                        derive=derive, recorded_by=self._recorder(),
-                                       metadata=metadata)
+                                       metadata=metadata, capture=capture)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:
@@ -459,6 +466,31 @@ class Memory:
         self.guard.manage("schedule consolidation")
         return schedule_consolidation(self, now_=True)
 
+    def resummarize(self) -> dict[str, Any]:
+        """Maintenance (KickSide ``maintainable``): brings consolidation forward; returns
+        ``{"job_id", "kind", "run_at"}``. Embedded callers run it with ``run_jobs``."""
+        from remem.service.jobs.schedule import arm
+
+        self.guard.manage("resummarize the memory")
+        return arm(self, "consolidate", now_=True)
+
+    def deactivate(self, scope: str, host_kind: str, host_id: str,
+                   turns: list[dict[str, Any]] | None = None, *,
+                   expected_position: int | None = None) -> dict[str, Any]:
+        """A host session ends: captures its last ``turns`` (if any) and brings the memory's
+        consolidation forward. Returns ``{"captured", "consolidation"}``.
+
+        Raises:
+            PermissionDenied: the principal may not write ``scope``.
+            CursorMismatch: ``expected_position`` is not the conversation's cursor.
+        """
+        from remem.service.jobs.schedule import arm
+
+        scope = self.guard.write(scope)
+        captured = (self.capture(scope, host_kind, host_id, turns,
+                                 expected_position=expected_position) if turns else None)
+        return {"captured": captured, "consolidation": arm(self, "consolidate", now_=True)}
+
     # --- recall ----------------------------------------------------------------------------
     def recall(self, scopes: str | list[str], query: str, *, budget_tokens: int,
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
@@ -521,10 +553,21 @@ class Memory:
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)
 
-    def reembed(self, *, batch_size: int = 64, progress=None) -> dict[str, Any]:
-        """Recomputes every vector with the configured embedder and switches atomically."""
+    def query(self, scopes: str | list[str], text: str, *, limit: int = 10
+              ) -> list[dict[str, Any]]:
+        """KickSide ``queryable``: current items of the scopes nearest ``text``, each with
+        ``meta.node_type`` (kind), ``meta.similarity`` (cosine) and ``meta.created_at``."""
+        from remem.service.queryable import query
+
+        return query(self.ctx, self.guard.read(scopes), text, limit=limit)
+
+    def reembed(self, *, batch_size: int = 64, progress=None,
+                force: bool = False) -> dict[str, Any]:
+        """Recomputes vectors with the configured embedder and switches atomically; by default
+        only missing or outdated ones, with ``force`` every vector (KickSide maintainable)."""
         self.guard.manage("re-embed the memory")
-        return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress)
+        return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress,
+                                          force=force)
 
     # --- instantKV slots (service.slots) ----------------------------------------------------
     def _slot_scope(self, entity: str, default_scope: str | None) -> str:
@@ -641,7 +684,7 @@ class Memory:
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
                 "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
-                "index_health": self._index_health()}
+                "index_health": self._index_health(), **self._runs_status()}
 
     def _index_health(self) -> dict[str, Any]:
         """Pending and failed derive/index jobs, last error, oldest pending age (status)."""
@@ -656,6 +699,14 @@ class Memory:
 
         self.guard.manage("verify the ledger")
         return verify_memory(self.store, self.id)
+
+    def _runs_status(self, recent: int = 20, window: int = 500) -> dict[str, Any]:
+        """Recent job runs and, kept apart so successes never hide them, recent failures
+        with their reason (KickSide: the memory's status lists runs)."""
+        fields = ("run_id", "kind", "status", "started_at", "finished_at", "reason")
+        rows = [{f: r.get(f) for f in fields} for r in self.store.list_runs(self.id, window)]
+        return {"runs": rows[:recent],
+                "failed_runs": [r for r in rows if r["status"] == "failed"][:recent]}
 
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:

@@ -147,7 +147,7 @@ class RecallService:
             scope_of = {d: sc for d, sc in fts + keys} | {d: sc for d, _, sc in hits}
             score = {c.doc_id: c.score for c in fused}
             item_ids = [c.doc_id for c in fused if is_item_doc(c.doc_id)]
-            visible = _visible_items(snap, item_ids, scope_of, f, limit)
+            visible = _one_per_claim(_visible_items(snap, item_ids, scope_of, f, limit))
             src_ids = [c.doc_id for c in fused
                        if not is_item_doc(c.doc_id)] if with_sources else []
             rows = snap.sources(src_ids)
@@ -301,6 +301,7 @@ class RecallService:
         order = {s: i for i, s in enumerate(scopes)}
         recs.sort(key=lambda r: (PROFILE_ORDER[r.kind], order[r.scope], r.key, r.valid_at,
                                  r.item_id))
+        recs = [r for r, _ in _one_per_claim([(r, "") for r in recs])]
         entries = [_profile_entry(r, payloads.get(r.payload_id, {})) for r in recs]
         out = render.pack(entries, budget=limit, meter=meter, channels=("constraints", "facts"),
                           build=render.profile_builder(activation_id=activation_id,
@@ -317,6 +318,22 @@ class RecallService:
                 activation_id, scopes_key, params, out.serialised,
                 [e.data["id"] for e in out.entries], to_iso(self.ctx.clock.now()))
         return ProfileResult(out.serialised)
+
+
+def _one_per_claim(rows: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """The first (best-ranked or earliest) occurrence of each claim: a claim stated several
+    times is one fact in recall and profile (KickSide occurrences)."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        cid = getattr(row[0], "claim_id", None) if getattr(
+            row[0], "status", None) == "current" else None
+        if cid is not None and cid in seen:
+            continue
+        if cid is not None:
+            seen.add(cid)
+        out.append(row)
+    return out
 
 
 def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],

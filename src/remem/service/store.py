@@ -76,6 +76,9 @@ class RememStore:
                                    claim_secret=os.urandom(32))
         with self._contexts_lock:  # a re-created id must not reuse an old context's secret
             self._contexts.pop(memory_id, None)
+        from remem.service.jobs.schedule import arm_all
+
+        arm_all(self.memory(memory_id))  # consolidation and retention, each on its interval
         return self.memory(memory_id, principal)
 
     def memory(self, memory_id: str, principal: Principal | None = None) -> Memory:

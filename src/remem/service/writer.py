@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +44,13 @@ class WriteRequest:
     #: Item metadata (``domain.filters.parse_metadata``); None: not given, so an item that
     #: supersedes or corrects another inherits that one's metadata.
     metadata: dict[str, Any] | None = None
+    #: The ledger head the judgement was formed at (derive): the commit happens only at that
+    #: head; a moved head refuses the judged result instead of re-applying a stale verdict.
+    judged_at_head: int | None = None
+    #: The derive run forming the candidate, and where it was said (``{host_kind, host_id,
+    #: event_id}``, ids only): recorded on ``item.added`` / ``provenance.added``.
+    run_id: str | None = None
+    provenance: tuple[dict[str, str], ...] = ()
 
 
 class Writer:
@@ -71,6 +78,8 @@ class Writer:
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
         self._claim_secret: tuple[bytes | None] | None = None
+        #: Record later automatic statements of a current claim as occurrences (config).
+        self.occurrences = False
 
     @property
     def claim_secret(self) -> bytes | None:
@@ -101,6 +110,30 @@ class Writer:
                 with self.store.unit_of_work(self.memory_id) as uow:
                     return [self._write_in(uow, req) for req in reqs]
             except HeadMoved:
+                if attempt == self.max_attempts - 1 or any(
+                        r.judged_at_head is not None for r in reqs):
+                    raise  # a judged result is never re-applied on a newer state
+        raise AssertionError("unreachable")
+
+    def write_judged(self, build: Callable[[int], WriteRequest | None]) -> WriteResult | None:
+        """Writes a request whose judgement was formed at the ledger head.
+
+        ``build(head)`` reads the state at ``head``, asks the judge and returns the request
+        (or None: nothing to write). The commit happens only at that head; when another
+        writer moved it meanwhile, the judged result is refused and ``build`` runs again on
+        the newer state (bounded by ``max_attempts``).
+
+        Raises:
+            HeadMoved: the head kept moving for every attempt (retryable).
+        """
+        for attempt in range(self.max_attempts):
+            head = self.store.head_seq(self.memory_id)
+            req = build(head)
+            if req is None:
+                return None
+            try:
+                return self.write(replace(req, judged_at_head=head))
+            except HeadMoved:
                 if attempt == self.max_attempts - 1:
                     raise
         raise AssertionError("unreachable")
@@ -120,6 +153,11 @@ class Writer:
             if found is not None:
                 return _replay(found, idem_digest, req.idempotency_key)
         head, _ = uow.head()
+        if req.judged_at_head is not None and head != req.judged_at_head:
+            raise HeadMoved(
+                f"The ledger head moved from {req.judged_at_head} to {head} after the judge "
+                "answered; its verdict is refused and the write is decided again.",
+                judged_at_head=req.judged_at_head, head=head)
         proj = uow.projection_for(scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()
@@ -133,12 +171,31 @@ class Writer:
             authority=req.authority, now=now,
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
-            on_change=on_change, cardinality=card)
+            on_change=on_change, cardinality=card, run_id=req.run_id,
+            provenance=req.provenance, new_text=self._new_text(state, req),
+            occurrences=self.occurrences)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if idem_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
+
+    def _new_text(self, state: KeyState, req: WriteRequest) -> bool:
+        """Whether an owner restates a current claim of the key with a new text (a quote other
+        than its stored payload's); a value differing only in case or spacing is not one."""
+        if req.authority is not Authority.OWNER:
+            return False
+        c = req.candidate
+        cid = self.claim_id(str(c.scope), c.key, c.value)
+        item = next((i for i in state.live() if i.claim_id == cid), None)
+        if item is None:
+            return False
+        rec = self.store.item(self.memory_id, item.item_id)
+        stored = self.store.payloads(self.memory_id, [rec.payload_id]).get(rec.payload_id) \
+            if rec is not None else None
+        if not stored:
+            return False
+        return c.source.text is not None and stored.get("quote") != c.source.text
 
     def _commit(self, uow: Any, head: int, proj: Projection, decision: Decision,
                 req: WriteRequest, scope: str, key: str, now: datetime, salt: bytes,
@@ -148,11 +205,14 @@ class Writer:
             stored = append_events(uow, decision.events, actor=req.actor, at=to_iso(now),
                                    expected_seq=head)
             proj.apply_all(stored)
-            if decision.new_item:
-                added = next(e for e in decision.events if e.type is EventType.ITEM_ADDED)
+            if decision.new_item or decision.revised:
+                added = next(e for e in decision.events
+                             if e.type in (EventType.ITEM_ADDED, EventType.ITEM_REVISED))
                 metadata = payload.get("metadata")
-                if req.metadata is None:
-                    metadata = _inherited_metadata(uow, proj, decision.item_id)
+                if req.metadata is None:  # a revision keeps the item's own metadata
+                    metadata = (_inherited_metadata(uow, proj, decision.item_id)
+                                if decision.new_item
+                                else uow.payload_metadata(decision.item_id))
                 uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
                                 payload["quote"], salt, metadata)
                 new_payloads.append((decision.item_id, added.data["payload_id"], payload))

@@ -8,7 +8,7 @@ from fastapi import Depends, Query, Request
 
 from remem.api.auth import Caller
 from remem.api.routing import make_router
-from remem.api.schemas import APPLY_BODY_SCHEMA, ApplyOut, StatusOut
+from remem.api.schemas import APPLY_BODY_SCHEMA, ApplyOut, ScheduledJobOut, StatusOut
 from remem.service.apply import apply_document
 
 router = make_router(["memory"], prefix="/memory/{memory_id}")
@@ -38,3 +38,10 @@ def apply(memory: Caller, body: Annotated[bytes, Depends(raw_body)],
           = None) -> Any:
     """Validates every proposal and checks every scope is writable, then applies each."""
     return apply_document(memory, body, default_scope=scope)
+
+
+@router.post("/resummarize", response_model=ScheduledJobOut, status_code=202,
+             summary="Bring consolidation forward")
+def resummarize(memory: Caller) -> Any:
+    """Maintenance: the memory's consolidation becomes due now (a worker runs it)."""
+    return memory.resummarize()

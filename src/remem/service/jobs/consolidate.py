@@ -10,13 +10,10 @@ brought forward (``Memory.consolidate_now``). Emits ``consolidation.completed`` 
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from remem.domain.events import Event, EventType
 from remem.domain.operations import Operation
-from remem.domain.timefmt import to_iso
-from remem.service.ids import new_id
 
 DEFAULT_INTERVAL_HOURS = 24.0
 
@@ -38,6 +35,9 @@ def _merge_duplicates(state, values: dict[str, Any]) -> Operation:
     by_claim: dict[str, list] = {}
     for i in state.live():
         by_claim.setdefault(loose_form(values.get(i.item_id)), []).append(i)
+    # occurrences of one claim are not duplicates of each other: one per claim id merges
+    by_claim = {k: list({i.claim_id: i for i in reversed(v)}.values())[::-1]
+                for k, v in by_claim.items()}
     dups = [items for items in by_claim.values() if len(items) > 1]
     if not dups:
         return Operation((), state.revision)
@@ -71,13 +71,6 @@ def run_consolidation(memory: Any, job: dict[str, Any], run_id: str) -> dict[str
 
 def schedule_consolidation(memory: Any, *, now_: bool = False) -> str:
     """Arms the memory's next consolidation (or brings it forward with ``now_``)."""
-    hours = float(memory.config.get("consolidation_interval_hours", DEFAULT_INTERVAL_HOURS))
-    now = memory.clock.now()
-    run_at = to_iso(now if now_ else now + timedelta(hours=hours))
-    existing = memory.store.job_scheduled(memory.id, "consolidate")
-    if existing is not None:
-        if now_ or existing["run_at"] > run_at:
-            memory.store.reschedule_job(existing["job_id"], run_at, to_iso(now))
-        return existing["job_id"]
-    return memory.store.enqueue_job(memory.id, "consolidate", {}, run_at=run_at,
-                                    now=to_iso(now), job_id=new_id("job"))
+    from remem.service.jobs.schedule import arm
+
+    return arm(memory, "consolidate", now_=now_)["job_id"]

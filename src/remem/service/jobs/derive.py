@@ -15,10 +15,10 @@ from typing import Any
 from remem.domain import operations as ops
 from remem.domain.filters import load_metadata
 from remem.domain.limits import validate_candidate
-from remem.domain.model import Authority, Candidate, Kind, Scope, Source
+from remem.domain.model import Candidate, Kind, Scope, Source
 from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput
-from remem.service.writer import WriteRequest
+from remem.service.jobs.reconcile import reconcile
 
 
 def _occurred_at(row: dict[str, Any]):
@@ -32,7 +32,18 @@ def _occurred_at(row: dict[str, Any]):
     return at
 
 
-def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
+def provenance_of(row: dict[str, Any], capture: dict[str, Any] | None) -> tuple[dict, ...]:
+    """Where a source was said: the capturing host conversation, else its observe run."""
+    span = (capture or {}).get("span") or {}
+    if span.get("host_kind"):
+        host = {"host_kind": span["host_kind"], "host_id": span["host_id"]}
+    else:
+        host = {"host_kind": "observe", "host_id": row.get("run_id") or "default"}
+    return ({**host, "event_id": row["source_id"]},)
+
+
+def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
+                  capture: dict[str, Any] | None = None) -> dict[str, Any]:
     """Extracts and reconciles the claims of one source; returns stats and the disposition.
 
     Raises:
@@ -47,7 +58,8 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
     scope = Scope.parse(row["scope"])
     metadata = load_metadata(row.get("metadata"))
     for c in claims:
-        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred, metadata)
+        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred, metadata,
+                             run_id=run_id, provenance=provenance_of(row, capture))
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     written = sum(n for o, n in outcomes.items() if o not in ("forgotten", "invalid"))
     if written:
@@ -62,7 +74,8 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
 
 
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
-               occurred, metadata: dict[str, Any] | None = None) -> str:
+               occurred, metadata: dict[str, Any] | None = None, *,
+               run_id: str | None = None, provenance: tuple = ()) -> str:
     if getattr(c, "operation", "assert") == "retract":
         cid = memory.writer.claim_id(str(scope), c.key, c.value)
         op = memory.writer.operate(str(scope), c.key, "system:derive",
@@ -75,20 +88,9 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
         validate_candidate(cand)
     except InvalidInput:
         return "invalid"
-    judgement = None
-    judge = getattr(memory, "judge", None)
-    if judge is not None:
-        existing = [{"item_id": v.item_id, "key": v.key, "value": v.value, "kind": v.kind,
-                     "valid_at": from_iso(v.valid_at)}
-                    for v in memory.items(scope=str(scope), key=c.key).items]
-        if existing:
-            judgement = judge.judge(existing, {"key": c.key, "value": c.value, "kind": c.kind,
-                                               "valid_at": c.valid_at})
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
-    r = memory.writer.write(WriteRequest(cand, Authority.AUTOMATIC, "system:derive",
-                                         judgement=judgement, idempotency_key=idem,
-                                         intent="derive", metadata=metadata))
-    return r.outcome
+    return reconcile(memory, cand, idem, run_id=run_id, provenance=provenance,
+                     metadata=metadata)
 
 
 def hash_value(value: Any) -> str:
@@ -100,7 +102,10 @@ def hash_value(value: Any) -> str:
 def run_derive(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
     """Job handler: derive one receipt's source, then advance the receipt."""
     payload = job["payload"]
-    stats = derive_source(memory, payload["source_id"])
+    stats = derive_source(memory, payload["source_id"], run_id=run_id,
+                          capture=payload.get("capture"))
+    if payload.get("capture"):  # the captured span and the user's frozen identity
+        stats["capture"] = payload["capture"]
     memory.intake.complete(payload["receipt_id"], payload["source_id"], stats["disposition"])
     return stats
 

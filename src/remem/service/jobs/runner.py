@@ -31,7 +31,7 @@ class Worker:
 
     Args:
         store: a RememStore.
-        handlers: job kind -> handler; defaults to derive and consolidate.
+        handlers: job kind -> handler; defaults to derive, consolidate and retention.
         worker_id: recorded on claims and runs.
         lease_s: how long a claim is held before another worker may take it over.
     """
@@ -40,10 +40,12 @@ class Worker:
                  worker_id: str | None = None, lease_s: float = 120.0) -> None:
         from remem.service.jobs.consolidate import run_consolidation
         from remem.service.jobs.derive import run_derive
+        from remem.service.jobs.retention import run_retention_job
 
         self.store = store
         self.adapter = store.adapter
-        self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation}
+        self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation,
+                                     "retention": run_retention_job}
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = lease_s
 
@@ -74,7 +76,9 @@ class Worker:
     def _failed(self, job: dict[str, Any], run_id: str, reason: str, *,
                 retry: bool) -> dict[str, Any]:
         now = to_iso(self.store.clock.now())
-        self.adapter.finish_run(run_id, status="failed", now=now, reason=reason)
+        capture = (job.get("payload") or {}).get("capture")
+        self.adapter.finish_run(run_id, status="failed", now=now, reason=reason,
+                                stats={"capture": capture} if capture else None)
         final = not retry or job["attempts"] >= job["max_attempts"]
         self.adapter.finish_job(job["job_id"], state="failed" if final else "queued", now=now,
                                 error=reason)
@@ -102,10 +106,22 @@ class Worker:
             out.append(r)
         return out
 
+    def arm_slot_jobs(self) -> int:
+        """Arms consolidation and retention for every memory that has none queued (memories
+        created before slot jobs existed); returns how many memories were checked."""
+        from remem.service.jobs.schedule import arm_all
+
+        memories = self.store.list_memories()
+        for m in memories:
+            arm_all(self.store.memory(m["memory_id"]))
+        return len(memories)
+
     def run_forever(self, *, poll_s: float = 0.5, stop: Callable[[], bool] = lambda: False,
                     on_job: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Polls for jobs until ``stop()`` is true (``remem worker``); when idle, finishes
-        owed erasure scrubs (erasures a reader's snapshot or a crash left pending)."""
+        """Arms missing slot jobs, then polls for jobs until ``stop()`` is true (``remem
+        worker``); when idle, finishes owed erasure scrubs (erasures a reader's snapshot or a
+        crash left pending)."""
+        self.arm_slot_jobs()
         while not stop():
             r = self.run_once()
             if r is None:

@@ -48,3 +48,4 @@ class RecallRow(NamedTuple):
     payload_id: str
     source_id: str | None
     created_at: str  # recorded time (the ``recorded_at`` filter window)
+    claim_id: str | None = None  # occurrences of one claim are recalled once

@@ -1,0 +1,21 @@
+"""Retention as a scheduled slot job: erase expired items, then re-arm.
+
+Runs ``Forgetter.run_retention`` (items past ``keep_until`` or the memory's
+``retention.keep_days``; held items are skipped) every ``retention.interval_hours`` (default
+24). The run's stats hold counts only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remem.service.jobs.schedule import arm
+
+
+def run_retention_job(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """Job handler: erase what expired, record counts, re-arm the next run."""
+    from remem.service.forget import Forgetter
+
+    out = Forgetter(memory).run_retention()
+    arm(memory, "retention")
+    return {"erased": len(out["erased"]), "blocked": len(out["blocked"])}
