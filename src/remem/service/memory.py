@@ -25,12 +25,14 @@ from remem.service.candidates import candidate, derived_key
 from remem.service.forget import ErasureReport, Forgetter
 from remem.service.guard import Guard, hidden
 from remem.service.intake import Receipt
+from remem.service.memory_admin import AdminMethods
+from remem.service.memory_interop import InteropMethods
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest
 
 
-class Memory:
+class Memory(AdminMethods, InteropMethods):
     """One memory in a store, seen by one principal.
 
     Args:
@@ -379,60 +381,6 @@ class Memory:
         return Forgetter(self).forget_source(row["source_id"],
                                              scopes=self._forget_scopes(scopes))
 
-    def kip(self, request: Any) -> dict[str, Any]:
-        """Serves one KIP 2.0 Memory Interface request (see ``service.kip``) and returns the
-        schema's response document; a refused request is a ``failed`` response (its error:
-        ``{code, category, message, details}``). Raises only for a document that names no KIP
-        operation (InvalidInput)."""
-        from remem.service.kip import KipBinding
-
-        return KipBinding(self).handle(request)
-
-    def kip_descriptor(self, default_scope: str | None = None) -> dict[str, Any]:
-        """What the KIP binding advertises to this caller (schema ``Descriptor``): bundles,
-        default budget, tokenizer, minimum_response_tokens, default space and scope (the
-        caller's own scope, or ``default_scope`` an interface binds, e.g. MCP's --scope)."""
-        from remem.service.kip_descriptor import descriptor
-
-        if default_scope is not None:
-            default_scope = self.guard.read(default_scope)[0]
-        return descriptor(self.id, default_scope or self.principal.scope)
-
-    def stage_source(self, scope: str, text: str, *, source_ref: str,
-                     digest: str | None = None, role: str = "user", actor: str | None = None,
-                     occurred_at: datetime | None = None, kind: str = "user-message",
-                     run_id: str | None = None) -> dict[str, Any]:
-        """Stages a host-captured source for KIP ``observe``/``revise``/``feedback``
-        ``{source_ref}``: its exact text, identity (``source_ref``), ``digest``
-        (``sha256:<hex>`` of the UTF-8 bytes, checked), role, actor and observed time. The
-        source is recorded immutably (hash-chained, searchable as evidence); nothing is
-        extracted until a KIP request names it. Staging the same source again is a replay.
-
-        Returns:
-            ``{"source_ref", "scope", "digest", "role", "actor", "occurred_at", "sequence"
-            (its place in the run's chain), "replayed"}``.
-
-        Raises:
-            InvalidInput: bad text, ref, role or a digest that does not match the text.
-            PermissionDenied: the principal may not write the scope.
-            IdempotencyConflict: the ref was staged with other content.
-        """
-        from remem.service.sources import check_digest
-
-        scope = self.guard.write(scope)
-        check_text(source_ref, "source_ref", MAX_SOURCE_ID_BYTES)
-        sha = check_digest(text, digest)
-        name = self.guard.scoped_name
-        if self.principal.token_id is not None and self.principal.scope is not None:
-            run_id = name(scope, run_id or "default")
-        rc = self.ctx.sources.observe(scope, text, role=role, actor=actor,
-                                      source_id=name(scope, source_ref), run_id=run_id,
-                                      occurred_at=occurred_at, kind=kind,
-                                      recorded_by=self._recorder())
-        return {"source_ref": source_ref, "scope": rc.scope, "digest": sha, "role": rc.role,
-                "actor": rc.actor, "occurred_at": rc.occurred_at, "sequence": rc.sequence,
-                "replayed": rc.replayed}
-
     def capture(self, scope: str, host_kind: str, host_id: str, turns: list[dict[str, Any]],
                 *, expected_position: int | None = None) -> dict[str, Any]:
         """Captures a host conversation past its cursor (compare-and-set); see
@@ -448,31 +396,6 @@ class Memory:
         """Current progress of a receipt (NotFoundOrNotVisible unless the caller reads its
         scope)."""
         return self.guard.receipt(receipt_id)
-
-    def run_jobs(self, max_jobs: int | None = None) -> list[dict[str, Any]]:
-        """Runs this memory's due jobs in-process (derive, consolidate); returns outcomes."""
-        self.guard.manage("run jobs")
-        return self.ctx.run_jobs(max_jobs)
-
-    def runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """Recent job runs with status and failure reason (``remem runs``)."""
-        self.guard.manage("list runs")
-        return self.store.list_runs(self.id, limit)
-
-    def consolidate_now(self) -> str:
-        """Brings the memory's consolidation forward; returns the job id."""
-        from remem.service.jobs.consolidate import schedule_consolidation
-
-        self.guard.manage("schedule consolidation")
-        return schedule_consolidation(self, now_=True)
-
-    def resummarize(self) -> dict[str, Any]:
-        """Maintenance (KickSide ``maintainable``): brings consolidation forward; returns
-        ``{"job_id", "kind", "run_at"}``. Embedded callers run it with ``run_jobs``."""
-        from remem.service.jobs.schedule import arm
-
-        self.guard.manage("resummarize the memory")
-        return arm(self, "consolidate", now_=True)
 
     def deactivate(self, scope: str, host_kind: str, host_id: str,
                    turns: list[dict[str, Any]] | None = None, *,
@@ -561,70 +484,6 @@ class Memory:
 
         return query(self.ctx, self.guard.read(scopes), text, limit=limit)
 
-    def reembed(self, *, batch_size: int = 64, progress=None,
-                force: bool = False) -> dict[str, Any]:
-        """Recomputes vectors with the configured embedder and switches atomically; by default
-        only missing or outdated ones, with ``force`` every vector (KickSide maintainable)."""
-        self.guard.manage("re-embed the memory")
-        return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress,
-                                          force=force)
-
-    # --- instantKV slots (service.slots) ----------------------------------------------------
-    def _slot_scope(self, entity: str, default_scope: str | None) -> str:
-        """The scope an instantKV entity names (``user``/``self``: the default scope)."""
-        from remem.service.apply import _scope
-
-        if default_scope is None:
-            default_scope = self.principal.scope
-        return _scope(entity, default_scope)
-
-    def slot_inspect(self, entity: str, attribute: str, *,
-                     default_scope: str | None = None) -> dict[str, Any]:
-        """instantKV inspection of one slot (shape in ``service.slots``).
-
-        Raises:
-            NotFoundOrNotVisible: no such slot, or not readable by the caller.
-        """
-        from remem.service import slots
-
-        scope = self.guard.read(self._slot_scope(entity, default_scope))[0]
-        return slots.inspect_slot(self.ctx, scope, parse_key(attribute), entity,
-                                  self.clock.now())
-
-    def slot_profile(self, *, default_scope: str | None = None,
-                     max_bytes: int = 8192) -> dict[str, Any]:
-        """Every live slot of the default scope within ``max_bytes``: ``{items, truncated}``."""
-        from remem.service import slots
-
-        slots.check_max_bytes(max_bytes)
-        scope = self.guard.read(self._slot_scope("user", default_scope))[0]
-        return slots.pack(slots.profile_views(self.ctx, scope, self.clock.now()),
-                          {scope: "user"}, max_bytes)
-
-    def slot_context(self, query: str, *, default_scope: str | None = None,
-                     max_bytes: int = 8192) -> dict[str, Any]:
-        """Live slots relevant to ``query`` (ranked by recall) within ``max_bytes``."""
-        from remem.service import slots
-
-        slots.check_max_bytes(max_bytes)
-        scope = self.guard.read(self._slot_scope("user", default_scope))[0]
-        found = self.ctx.recall.context([scope], query, max_bytes=slots.MAX_MAX_BYTES)
-        recs = [r for r in (self.store.item(self.id, d["id"]) for d in found.items) if r]
-        views = slots.live_views(self.ctx, reads.views(self.ctx, recs), self.clock.now())
-        return slots.pack(views, {scope: "user"}, max_bytes)
-
-    def slot_forget(self, entity: str, attribute: str, *, expected_revision: int,
-                    default_scope: str | None = None) -> dict[str, Any]:
-        """Forgets one slot at ``expected_revision``: ``{status, key, erasure}`` where status
-        is ``forgotten`` once erasure completed (else the report's state)."""
-        from remem.service import slots
-
-        scope = self._slot_scope(entity, default_scope)
-        report = self.forget(scope=scope, key=attribute,
-                             expected_revision=expected_revision).to_dict()
-        return {"status": "forgotten" if report["state"] == "completed" else report["state"],
-                "key": slots.slot_key(scope, parse_key(attribute)), "erasure": report}
-
     # --- reads ---------------------------------------------------------------------------
     def _item_record(self, item_id: str):
         """The item's record for internal use after the guard allowed the operation."""
@@ -670,85 +529,6 @@ class Memory:
         """Open conflict groups: [{group_id, scope, key, items: [ItemView]}]."""
         groups = reads.conflicts(self.ctx, self.guard.listing_scope(scope))
         return [g for g in groups if self.guard.readable(g["scope"])]
-
-    def status(self) -> dict[str, Any]:
-        """Ledger head, item counts per status and index health (memory-wide: a memory-wide
-        subject); ``index_health`` is described in ``service.health.index_health``."""
-        if self.principal.scope is not None:
-            from remem.errors import PermissionDenied
-
-            raise PermissionDenied("Status covers every scope of the memory; it needs a "
-                                   "caller with subject 'admin'.",
-                                   subject=self.principal.subject)
-        return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
-                "items": self.store.status_counts(self.id),
-                "pending_erasures": self.store.pending_erasures(self.id),
-                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
-                "index_health": self._index_health(), **self._runs_status()}
-
-    def _index_health(self) -> dict[str, Any]:
-        """Pending and failed derive/index jobs, last error, oldest pending age (status)."""
-        from remem.service.health import index_health
-
-        return index_health(self.store, self.id, self.clock.now())
-
-    def verify(self) -> dict[str, Any]:
-        """Walks this memory's ledger and source chains (``service.verify.verify_memory``);
-        memory-wide, so a memory admin only. Never raises on damage."""
-        from remem.service.verify import verify_memory
-
-        self.guard.manage("verify the ledger")
-        return verify_memory(self.store, self.id)
-
-    def _runs_status(self, recent: int = 20, window: int = 500) -> dict[str, Any]:
-        """Recent job runs and, kept apart so successes never hide them, recent failures
-        with their reason (KickSide: the memory's status lists runs)."""
-        fields = ("run_id", "kind", "status", "started_at", "finished_at", "reason")
-        rows = [{f: r.get(f) for f in fields} for r in self.store.list_runs(self.id, window)]
-        return {"runs": rows[:recent],
-                "failed_runs": [r for r in rows if r["status"] == "failed"][:recent]}
-
-    # --- memory administration (role admin, subject admin) ----------------------------------
-    def memory_config(self) -> dict[str, Any]:
-        """The memory's config (memory admin)."""
-        self.guard.manage("read the config")
-        return self.config
-
-    def replace_config(self, config: dict[str, Any]) -> dict[str, Any]:
-        """Replaces the memory's config (validated); returns the stored config.
-
-        Raises:
-            PermissionDenied: not a memory admin. ConfigInvalid: the config fails its schema.
-        """
-        self.guard.manage("replace the config")
-        self.owner.update_config(self.id, config)
-        return self.owner.context(self.id).config
-
-    def delete(self) -> dict[str, int]:
-        """Purges the memory (ledger, every row, its tokens); returns rows per table."""
-        self.guard.manage("delete the memory")
-        return self.owner.delete_memory(self.id)
-
-    def create_token(self, role: str, subject: str, label: str | None = None) -> tuple[str, Any]:
-        """A new token of this memory: (the token, shown once; its TokenInfo)."""
-        from remem.service.tokens import Tokens
-
-        self.guard.manage("create tokens")
-        return Tokens(self.owner).create(self.id, role, subject, label)
-
-    def list_tokens(self) -> list[Any]:
-        """This memory's tokens (no secrets), revoked ones included."""
-        from remem.service.tokens import Tokens
-
-        self.guard.manage("list tokens")
-        return Tokens(self.owner).list(self.id)
-
-    def revoke_token(self, token_id: str) -> Any:
-        """Revokes one of this memory's tokens (NotFoundOrNotVisible for any other)."""
-        from remem.service.tokens import Tokens
-
-        self.guard.manage("revoke tokens")
-        return Tokens(self.owner).revoke(token_id, memory_id=self.id)
 
 
 __all__ = ["Memory"]
