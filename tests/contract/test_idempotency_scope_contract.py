@@ -97,7 +97,7 @@ def test_migration_binds_keys_stored_before_to_their_scope(backend, store_url):
     _sql(backend, store_url, [
         "UPDATE idempotency SET idem_key='k1' WHERE idem_key='user:a/k1'",
         "UPDATE receipts SET idem_key='o1' WHERE idem_key='user:a/o1'",
-        "DELETE FROM schema_migrations WHERE version=9"])
+        "DELETE FROM schema_migrations WHERE version=8"])
     s = remem.open(store_url)
     try:
         mem = s.memory("m1")

@@ -28,6 +28,12 @@ def _kip(op: str, inp: dict, key: str = "k1") -> dict:
             "scope": {"task_ref": "user:a"}, "input": inp}
 
 
+def _failed(document: dict) -> dict:
+    from remem.service.kip_responses import raise_for_failure
+
+    return raise_for_failure(document)
+
+
 def _turn(**over) -> list[dict]:
     return [{"id": "t1", "role": "user", "text": "I like tea.", **over}]
 
@@ -110,13 +116,20 @@ PATHS = {
                                                            idempotency_key="k" + S),
     "feedback.actor": lambda m, s, i: m.feedback("user:a", "good", actor="a" + S),
     "feedback.target": lambda m, s, i: m.feedback("user:a", "good", target="t" + S),
-    "kip.observe": lambda m, s, i: m.kip(_kip("observe", {"text": "hi" + S})),
-    "kip.idempotency_key": lambda m, s, i: m.kip(_kip("observe", {"text": "hi"}, "k" + S)),
-    "kip.recall": lambda m, s, i: m.kip(_kip("recall", {"query": "diet" + S})),
-    "kip.revise": lambda m, s, i: m.kip(_kip("revise", {"key": "prefs",
-                                                         "value": {"a" + S: 1}})),
-    "kip.feedback": lambda m, s, i: m.kip(_kip("feedback", {"text": "ok"}, "f" + S)),
-    "kip.forget": lambda m, s, i: m.kip(_kip("forget", {"target_ref": "x" + S})),
+    # KIP refusals are failed responses; raise_for_failure turns them into the remem error
+    "kip.observe": lambda m, s, i: _failed(m.kip(_kip("observe", {"source_ref": "s" + S}))),
+    "kip.idempotency_key": lambda m, s, i: _failed(m.kip(
+        _kip("observe", {"source_ref": "s1"}, "k" + S))),
+    "kip.recall": lambda m, s, i: _failed(m.kip({
+        "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:a"},
+        "input": {"query": "diet" + S}})),
+    "kip.revise": lambda m, s, i: _failed(m.kip(_kip("revise", {
+        "target_ref": i, "change_kind": "correction", "source_ref": "s" + S}))),
+    "kip.feedback": lambda m, s, i: _failed(m.kip(_kip("feedback", {"source_ref": "s1"},
+                                                       "f" + S))),
+    "kip.forget": lambda m, s, i: _failed(m.kip(_kip("forget", {"target_ref": "x" + S}))),
+    "kip.stage_source": lambda m, s, i: m.stage_source(
+        "user:a", "hi" + S, source_ref="s1", digest="sha256:" + "0" * 64),
     "create_memory": lambda m, s, i: s.create_memory("m" + S),
     "memory": lambda m, s, i: s.memory("m" + S),
     "config.key": lambda m, s, i: m.replace_config({"keys": {"a" + S: {}}}),

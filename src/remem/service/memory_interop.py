@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
+from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import parse_key
 from remem.service import reads
 
@@ -58,6 +58,9 @@ class InteropMethods:
         """
         from remem.service.sources import check_digest
 
+        for field, v in (("text", text), ("digest", digest), ("role", role),
+                         ("actor", actor), ("kind", kind), ("run_id", run_id)):
+            refuse_surrogates(v, field)
         scope = self.guard.write(scope)
         check_text(source_ref, "source_ref", MAX_SOURCE_ID_BYTES)
         sha = check_digest(text, digest)
