@@ -176,7 +176,8 @@ class RecallService:
         if required:
             d["constraint"] = True
         channel = "constraints" if required else "facts"
-        return render.Entry(channel, d, render.item_line(d, constraint=required), required)
+        return render.Entry(channel, d, render.item_line(d, constraint=required), required,
+                            render.item_heading(rec.scope))
 
     def _filter(self, scopes: list[str], kinds: Any, valid_at: datetime | None,
                 include_history: bool) -> RecallFilter:
@@ -210,7 +211,8 @@ class RecallService:
         out = render.pack(req + opt, budget=budget_tokens, meter=render.TokenMeter(tok),
                           build=render.recall_builder(basis_seq=basis,
                                                       budget_tokens=budget_tokens,
-                                                      tokenizer=tok.name, barrier=barrier))
+                                                      tokenizer=tok.name, barrier=barrier),
+                          measure=render.model_text)
         return RecallResult(out.document, out.serialised, out.size)
 
     # --- context (instantKV) -------------------------------------------------------------------
@@ -313,7 +315,8 @@ def _source_entry(t: tuple) -> render.Entry:
     d = {"label": "source", "id": s["source_id"], "scope": s["scope"], "kind": s["kind"],
          "role": s["role"], "occurred_at": s["occurred_at"], "text": s["text"],
          "score": round(score, 5)}
-    return render.Entry("sources", d, render.source_line(d))
+    return render.Entry("sources", d, render.source_line(d),
+                        group=render.source_heading(s["scope"]))
 
 
 def _context_entry(e: render.Entry) -> render.Entry:
