@@ -14,9 +14,11 @@ embedded before the snapshot opens.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from remem.domain import render
 from remem.domain.canonical import canonical_json
@@ -24,6 +26,7 @@ from remem.domain.keys import hinted_keys
 from remem.domain.limits import MAX_QUERY_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES, parse_kind
 from remem.domain.model import PINNED_KINDS, Kind, Scope
 from remem.domain.recall import (
+    RRF_K,
     RecallFilter,
     eligible_items,
     fuse,
@@ -33,7 +36,7 @@ from remem.domain.recall import (
     strip_actors,
 )
 from remem.domain.sourcelog import is_item_doc
-from remem.domain.textindex import query_terms, query_words
+from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
@@ -50,6 +53,12 @@ in full text or by key, or its cosine similarity is at least this; else it is ra
 DEFAULT_LIMIT = 30
 """Eligible items + sources per recall (constraints are always eligible)."""
 DEFAULT_MAX_BYTES = 8192
+FLOOR_ITEMS = 200
+"""The small-scope floor ranks up to this many of the scopes' documents by vector similarity
+with no cosine cut: every live item of scopes that hold at most this many documents."""
+KEY_CACHE_MAX = 10_000
+FLOOR_KIND_ORDER = {Kind.RULE.value: 0, Kind.IDENTITY.value: 1, Kind.PROFILE_SLOT.value: 2,
+                    Kind.PREFERENCE.value: 3, Kind.FACT.value: 4}
 PROFILE_ORDER = {Kind.IDENTITY.value: 0, Kind.RULE.value: 1, Kind.PROFILE_SLOT.value: 2,
                  Kind.PREFERENCE.value: 3}
 
@@ -106,6 +115,19 @@ class RecallService:
     def __init__(self, ctx: Any, embedding: Any) -> None:
         self.ctx = ctx
         self.embedding = embedding
+        self._key_cache: dict[tuple[str | None, str], Any] = {}
+
+    def _key_vectors(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Vectors of keys as words (``home_city`` -> "home city"), embedded once per model
+        and cached (at most :data:`KEY_CACHE_MAX` keys)."""
+        model = self.embedding.recorded()[0]
+        missing = sorted({k for k in keys if (model, k) not in self._key_cache})
+        if missing:
+            if len(self._key_cache) + len(missing) > KEY_CACHE_MAX:
+                self._key_cache.clear()
+            vecs = self.embedding.embed([key_words(k) for k in missing])
+            self._key_cache.update({(model, k): v for k, v in zip(missing, vecs, strict=True)})
+        return {k: self._key_cache[(model, k)] for k in keys}
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
@@ -141,6 +163,8 @@ class RecallService:
             score = {c.doc_id: c.score for c in fused}
             item_ids = [c.doc_id for c in fused if is_item_doc(c.doc_id)]
             visible = _visible_items(snap, item_ids, scope_of, f, limit)
+            visible += small_scope_floor(snap, qvec, scopes, f, visible, set(item_ids), limit,
+                                         score, self._key_vectors)
             src_ids = [c.doc_id for c in fused
                        if not is_item_doc(c.doc_id)] if with_sources else []
             rows = snap.sources(src_ids)
@@ -308,6 +332,81 @@ def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
         out.extend(found)
         seen += len(found)
     return out
+
+
+def small_scope_floor(snap: Any, qvec: Any, scopes: list[str], f: RecallFilter,
+                      visible: list[tuple[Any, str]], seen: set[str], limit: int,
+                      score: dict[str, float],
+                      key_vectors: Callable[[Iterable[str]], dict[str, Any]] | None = None
+                      ) -> list[tuple[Any, str]]:
+    """The obvious fact is found: the best remaining live items of the caller's scopes, and
+    in a small scope set every item ranked by meaning.
+
+    The scopes' documents are ranked by vector similarity with no cosine cut (up to
+    :data:`FLOOR_ITEMS`). When the scope set holds fewer documents than that (a *small* scope
+    set: everything was ranked) each item's similarity is the larger of its text's cosine
+    and its key's (the key as words, :func:`key_words`: "book me a table" is nearer "diet"
+    than "diet: pescatarian"), and every item, fused or not, earns the reciprocal rank of that
+    ranking (``1 / (RRF_K + rank)``, one more fusion channel) in ``score``. When fewer than
+    ``limit`` items were fused, the best remaining items visible under the same
+    :class:`RecallFilter` are added (as of a time: not a single-cardinality key the
+    candidates already answer), ordered by that similarity, then newer ``valid_at``, then kind
+    (rules, identity, profile slots, preferences, facts). Without a query vector (no
+    embeddings yet) nothing changes.
+
+    Returns:
+        (record, shown status) pairs to add, best first, at most ``limit - len(visible)``.
+    """
+    if qvec is None:
+        return []
+    hits = snap.vectors(qvec, scopes, FLOOR_ITEMS, -1.0)
+    small = len(hits) < FLOOR_ITEMS
+    room = limit - len(visible)
+    if not small and room <= 0:
+        return []
+    cosine = {d: cos for d, cos, _ in hits if is_item_doc(d)}
+    rest = [d for d in cosine if d not in seen]
+    recs = snap.items(rest) if rest else {}
+    found = eligible_items([recs[d] for d in rest if d in recs], f)
+    if f.as_of is not None:  # the fused candidates already hold this key's version then
+        held = {(r.scope, r.key) for r, _ in visible if r.cardinality == "single"}
+        found = [(r, label) for r, label in found if (r.scope, r.key) not in held]
+    if small and key_vectors is not None:
+        _rank_by_meaning(qvec, hits, [r for r, _ in visible + found], score, key_vectors)
+        cosine = {d: cos for d, cos, _ in hits}
+    found.sort(key=lambda t: (-round(cosine[t[0].item_id], 4), _negated(t[0].valid_at),
+                              FLOOR_KIND_ORDER.get(t[0].kind, 9), t[0].item_id))
+    out = found[:max(0, room)]
+    for r, _ in out:
+        score.setdefault(r.item_id, 0.0)
+    return out
+
+
+def _rank_by_meaning(qvec: Any, hits: list[tuple[str, float, str]], items: list[Any],
+                     score: dict[str, float],
+                     key_vectors: Callable[[Iterable[str]], dict[str, Any]]) -> None:
+    """Small scope sets: the vector channel's contribution to each item's fused score is
+    replaced by its rank (``1 / (RRF_K + rank)``) among all the scopes' documents ordered by
+    the larger of the item text's and the key's cosine; ``hits`` (every document, cosine
+    descending) is re-sorted in place to that order."""
+    q = np.asarray(qvec, dtype=np.float32)
+    by_key = key_vectors({r.key for r in items})
+    key_of = {r.item_id: r.key for r in items}
+    old_rank = {d: i for i, (d, cos, _) in enumerate(hits, start=1)
+                if cos >= MIN_SIMILARITY and i <= FETCH}
+    meaning = [(d, max(cos, float(np.dot(q, np.asarray(by_key[key_of[d]], np.float32))))
+                if d in key_of else cos, sc) for d, cos, sc in hits]
+    meaning.sort(key=lambda h: (-h[1], h[0]))
+    hits[:] = meaning
+    for rank, (d, _, _) in enumerate(hits, start=1):
+        if d in key_of:
+            was = 1.0 / (RRF_K + old_rank[d]) if d in old_rank else 0.0
+            score[d] = score.get(d, 0.0) - was + 1.0 / (RRF_K + rank)
+
+
+def _negated(iso: str) -> tuple[int, ...]:
+    """Sort key for newest first on an ISO UTC string."""
+    return tuple(-ord(c) for c in iso)
 
 
 def _source_entry(t: tuple) -> render.Entry:
