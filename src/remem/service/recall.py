@@ -339,31 +339,29 @@ def small_scope_floor(snap: Any, qvec: Any, scopes: list[str], f: RecallFilter,
                       score: dict[str, float],
                       key_vectors: Callable[[Iterable[str]], dict[str, Any]] | None = None
                       ) -> list[tuple[Any, str]]:
-    """The obvious fact is found: the best remaining live items of the caller's scopes, and
-    in a small scope set every item ranked by meaning.
+    """The obvious fact is found: when fewer than ``limit`` items were fused, the best
+    remaining live items of the caller's scopes, and in a small scope set every item ranked
+    by meaning (with ``limit`` or more fused items nothing changes and nothing is read).
 
     The scopes' documents are ranked by vector similarity with no cosine cut (up to
     :data:`FLOOR_ITEMS`). When the scope set holds fewer documents than that (a *small* scope
     set: everything was ranked) each item's similarity is the larger of its text's cosine
     and its key's (the key as words, :func:`key_words`: "book me a table" is nearer "diet"
     than "diet: pescatarian"), and every item, fused or not, earns the reciprocal rank of that
-    ranking (``1 / (RRF_K + rank)``, one more fusion channel) in ``score``. When fewer than
-    ``limit`` items were fused, the best remaining items visible under the same
-    :class:`RecallFilter` are added (as of a time: not a single-cardinality key the
-    candidates already answer), ordered by that similarity, then newer ``valid_at``, then kind
-    (rules, identity, profile slots, preferences, facts). Without a query vector (no
-    embeddings yet) nothing changes.
+    ranking in ``score`` in place of its vector channel rank (:func:`_rank_by_meaning`). The
+    best remaining items visible under the same :class:`RecallFilter` are added (as of a
+    time: not a single-cardinality key the candidates already answer), ordered by that
+    similarity, then newer ``valid_at``, then kind (rules, identity, profile slots,
+    preferences, facts). Without a query vector (no embeddings yet) nothing changes.
 
     Returns:
         (record, shown status) pairs to add, best first, at most ``limit - len(visible)``.
     """
-    if qvec is None:
+    room = limit - len(visible)
+    if qvec is None or room <= 0:
         return []
     hits = snap.vectors(qvec, scopes, FLOOR_ITEMS, -1.0)
     small = len(hits) < FLOOR_ITEMS
-    room = limit - len(visible)
-    if not small and room <= 0:
-        return []
     cosine = {d: cos for d, cos, _ in hits if is_item_doc(d)}
     rest = [d for d in cosine if d not in seen]
     recs = snap.items(rest) if rest else {}
