@@ -5,10 +5,12 @@ rewritten terms of :mod:`remem.domain.textindex`), vectors (exact cosine, simila
 :data:`MIN_SIMILARITY`) and exact key match (query words joined into snake_case keys). They
 are fused by reciprocal rank fusion (k = 60, :mod:`remem.domain.recall`), filtered to the
 caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIMIT` become the
-*eligible* set. Agent-scope rules among them are required (``constraints``) and ranked first.
-:mod:`remem.domain.render` packs the eligible set under the budget; ``truncated`` says whether
-any of it was left out. Every read happens in one snapshot; recall never writes. The query is
-embedded before the snapshot opens.
+*eligible* set; when fewer than the limit are items, :func:`small_scope_floor` adds the best
+remaining live items of the scopes (and ranks a small scope set by meaning). Agent-scope rules
+among them are required (``constraints``) and ranked first. :mod:`remem.domain.render` packs
+the eligible set under the budget; ``truncated`` says whether any of it was left out. Every
+read happens in one snapshot; recall never writes. The query is embedded before the snapshot
+opens (a small scope set's key vectors may be embedded in it once, then cached).
 """
 
 from __future__ import annotations
