@@ -12,7 +12,6 @@ from remem.cli.output import (
     ProvidersFile,
     emit,
     escape_controls,
-    json_text,
     say,
     table,
     use_providers_file,
@@ -82,5 +81,5 @@ def register(app: typer.Typer) -> None:
 
             req = jsondoc.loads(read_input(file, "file"), field="request")
             out = current_memory().kip(req)
-            emit(out, json_text(out))
+            emit(out)  # the JSON itself, unwrapped (rich would fold long lines inside strings)
         run(body)
