@@ -82,8 +82,12 @@ class UnitOfWork(Protocol):
         ...
 
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
-                    salt: bytes) -> None:
-        """Stores an item revision's value and quote beside the ledger."""
+                    salt: bytes, metadata: dict[str, Any] | None = None) -> None:
+        """Stores an item revision's value, quote and metadata beside the ledger."""
+        ...
+
+    def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
+        """The metadata of an item's payload (None: none, or erased)."""
         ...
 
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
@@ -143,6 +147,14 @@ class JobStore(Protocol):
                    run_at: str | None = None) -> None: ...
 
     def job_scheduled(self, memory_id: str, kind: str) -> dict[str, Any] | None: ...
+
+    def job_health(self, memory_id: str, now: str) -> dict[str, Any]:
+        """Open and failed jobs per kind, the oldest due open job's run_at, the last error."""
+        ...
+
+    def receipt_phases(self, memory_id: str) -> dict[str, int]:
+        """Receipts counted per phase."""
+        ...
 
     def reschedule_job(self, job_id: str, run_at: str, now: str) -> None: ...
 
@@ -245,8 +257,27 @@ class Store(JobStore, TokenStore, Protocol):
 
     def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
               kind: str | None = None, statuses: list[str] | None = None,
-              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
-        """Ordered by item_id (bytewise); ``after`` is the last id of the previous page."""
+              after: str | None = None, limit: int = 100,
+              where: Any = None) -> list[ItemRecord]:
+        """Ordered by item_id (bytewise); ``after`` is the last id of the previous page;
+        ``where``: a ``domain.filters.ItemFilter`` (column conditions only)."""
+        ...
+
+    def count_items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
+                    kind: str | None = None, statuses: list[str] | None = None,
+                    where: Any = None) -> int:
+        """How many items ``items`` lists over every page."""
+        ...
+
+    def item_metadata(self, memory_id: str, *, scope: str | None = None,
+                      key: str | None = None, kind: str | None = None,
+                      statuses: list[str] | None = None,
+                      where: Any = None) -> list[tuple[str, Any]]:
+        """(item_id, metadata) of every matching item, ordered by item_id (bytewise)."""
+        ...
+
+    def items_by_id(self, memory_id: str, item_ids: list[str]) -> list[ItemRecord]:
+        """The existing items of ``item_ids``, in that order."""
         ...
 
     def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]: ...

@@ -93,9 +93,11 @@ def test_scenario_2_retry_after_restart_returns_the_original_receipt(db_path):
     with pytest.raises(IdempotencyConflict):
         mem2.observe(U, "I'm allergic to shellfish.", source_id="t1", occurred_at=T0,
                      idempotency_key="k1")
-    with pytest.raises(IdempotencyConflict):
-        mem2.observe("user:other", "I'm allergic to peanuts.", source_id="t1",
-                     occurred_at=T0, idempotency_key="k1")
+    # issue 13.6: the same key and source id in another scope is another request
+    other = mem2.observe("user:other", "I'm allergic to peanuts.", source_id="t1",
+                         occurred_at=T0, idempotency_key="k1")
+    assert not other.replayed and other.receipt_id != first.receipt_id
+    assert other.scope == "user:other" and other.source_id == "user:other/t1"
 
 
 def test_scenario_3_a_thread_instruction_stays_in_its_thread(store):

@@ -187,6 +187,8 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "operation": "assert", "source": {"id": "s-3", "text": "my cat",
                                               "role": "user", "occurred_at_ms": 1700000000000},
             "valid_until_ms": None}),
+        ("POST", "/memory/{memory_id}/forget-scope"): ("/memory/m1/forget-scope", {
+            "scope": "user:zed"}),  # an empty scope: valid, erases nothing other tests use
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),
@@ -194,7 +196,7 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
 
 
 ADMIN_ROUTES = {"/memories", "/memories/{memory_id}/config", "/memory/{memory_id}/tokens",
-                "/memory/{memory_id}/items/{item_id}/hold",
+                "/memory/{memory_id}/items/{item_id}/hold", "/memory/{memory_id}/forget-scope",
                 "/memory/{memory_id}/conflicts/{group_id}/resolve"}
 WRONG = [None, True, 0, -1, 2**63, -(2**63) - 1, 10**30, 1.5, "", "zz", "x" * 5000, [], [1],
          ["user:alice", 7], {}, {"a": 1}, {"a": [{"b": None}]}]

@@ -117,7 +117,8 @@ class MemoryTools:
         try:
             request = parse_call(name, arguments, scopes_note=self._scopes_note())
             if isinstance(request, SearchMemoryRequest):
-                return self.search_memory(request.query, request.budget_tokens)
+                return self.search_memory(request.query, request.budget_tokens,
+                                          mode=request.mode, filters=request.filters)
             if isinstance(request, RememberRequest):
                 return self.remember(request.key, request.value, request.kind)
             assert isinstance(request, ForgetMemoryRequest)
@@ -139,7 +140,8 @@ class MemoryTools:
         return f"reads {' and '.join(b.read_scopes)} and writes only {b.user_scope}"
 
     # --- the tools (raise RememError) --------------------------------------------------------
-    def search_memory(self, query: Any, budget_tokens: Any = DEFAULT_BUDGET_TOKENS
+    def search_memory(self, query: Any, budget_tokens: Any = DEFAULT_BUDGET_TOKENS, *,
+                      mode: str = "hybrid", filters: dict[str, Any] | None = None
                       ) -> dict[str, Any]:
         """Recall in the user's and the agent's scopes within ``budget_tokens``.
 
@@ -149,12 +151,14 @@ class MemoryTools:
             its JSON fits ``budget_tokens`` (lowest-ranked entries dropped, see ``_within``).
 
         Raises:
-            InvalidInput: empty query or a budget outside 64-4000.
+            InvalidInput: empty query, a budget outside 64-4000, an unknown mode, or a
+                filter that cannot be honoured (``remem.domain.filters``).
         """
         if not isinstance(query, str):
             raise InvalidInput("query must be a string.", field="query")
         budget = _budget(budget_tokens)
-        result = self.memory.recall(self.binding.read_scopes, query, budget_tokens=budget)
+        result = self.memory.recall(self.binding.read_scopes, query, budget_tokens=budget,
+                                    mode=mode, filters=filters)
         return _within({"ok": True,
                         "items": [{"id": i.id, "key": i.key, "value": i.value, "kind": i.kind,
                                    "status": i.status, "scope": i.scope,

@@ -44,6 +44,15 @@ PROPERTIES: dict[str, dict[str, dict[str, Any]]] = {
         "budget_tokens": {"type": "integer", "minimum": MIN_BUDGET_TOKENS,
                           "maximum": MAX_BUDGET_TOKENS, "default": DEFAULT_BUDGET_TOKENS,
                           "description": "Largest size of the whole result, in tokens."},
+        "mode": {"type": "string", "enum": ["hybrid", "lexical", "vector"],
+                 "default": "hybrid",
+                 "description": "hybrid (default): words and meaning; lexical: exact words "
+                                "and keys only; vector: meaning only."},
+        "filters": {"type": "object", "description":
+                    "Optional conditions that must all hold, e.g. {\"kind\": \"preference\"}, "
+                    "{\"valid_at\": \"last 7 days\"}, {\"metadata\": {\"app\": \"crm\", "
+                    "\"priority\": {\"gte\": 2}}}. Fields: kind, key, status, valid_at, "
+                    "recorded_at, metadata; operators eq ne in nin gt gte lt lte exists."},
     },
     REMEMBER: {
         "key": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "maxLength": 128,
@@ -106,6 +115,8 @@ class ToolRequest(BaseModel):
 class SearchMemoryRequest(ToolRequest):
     query: StrictStr
     budget_tokens: StrictInt = DEFAULT_BUDGET_TOKENS
+    mode: StrictStr = "hybrid"
+    filters: dict[str, Any] | None = None
 
     @field_validator("budget_tokens", mode="before")
     @classmethod
@@ -206,7 +217,7 @@ def _expected(name: str, field: str) -> str:
         return f"an integer from {spec['minimum']} to {spec['maximum']}"
     types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
     words = {"string": "a string", "integer": "an integer", "number": "a finite number",
-             "boolean": "a boolean"}
+             "boolean": "a boolean", "object": "a JSON object"}
     listed = [words[t] for t in types]
     return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " or " + listed[-1]
 

@@ -83,6 +83,9 @@ def create_app(store: Any, *, max_body_bytes: int = MAX_BODY_BYTES,
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     for router in ROUTERS:
         app.include_router(router)
+    from remem.ui import mount_ui
+
+    mount_ui(app)  # the manage view at /ui (same principals, same guarded Memory)
 
     @app.get("/healthz", response_model=HealthOut, tags=["health"], summary="Liveness")
     def healthz() -> Any:

@@ -15,8 +15,8 @@ from remem.domain.limits import MAX_QUOTE_BYTES, MAX_SOURCE_ID_BYTES
 
 #: Documented (not enforced here): the service checks scopes and keys and answers 400 with a
 #: message naming the field, the problem and the fix. A scope handle's id has no whitespace,
-#: control characters or '*' (never a wildcard) and is in Unicode NFC.
-SCOPE_PATTERN = r"^(agent|user|org|project|thread|session):[^\s:*][^\s*]{0,126}$"
+#: control characters, '/' or '*' (never a wildcard) and is in Unicode NFC.
+SCOPE_PATTERN = r"^(agent|user|org|project|thread|session):[^\s:*/][^\s*/]{0,126}$"
 KEY_PATTERN = r"^[a-z][a-z0-9_]{0,127}$"
 ScopeStr = Field(min_length=3, max_length=128, examples=["user:alice"],
                  json_schema_extra={"pattern": SCOPE_PATTERN},
@@ -25,6 +25,22 @@ ScopeStr = Field(min_length=3, max_length=128, examples=["user:alice"],
 KeyStr = Field(min_length=1, max_length=128, examples=["home_city"],
                json_schema_extra={"pattern": KEY_PATTERN},
                description="snake_case topic name.")
+MetadataField = Field(default=None, examples=[{"app": "crm", "priority": 2}],
+                      description="Item metadata: a JSON object of at most 32 keys "
+                      "([A-Za-z_][A-Za-z0-9_.-]{0,63}) and 2,048 bytes; values are strings, "
+                      "numbers, booleans, null or lists of those. Omitted on a correction: "
+                      "the corrected item's metadata is kept.")
+FiltersField = Field(default=None, examples=[{"kind": "fact", "metadata": {
+    "app": "crm", "priority": {"gte": 2}}, "valid_at": "last 7 days"}],
+    description="Conditions that must all hold: kind, key, status (a value or {eq|ne|in|nin}), "
+    "valid_at and recorded_at windows ('last N days' or {gte|gt|lte|lt: ISO 8601 | 'now' | "
+    "'N days ago'}) and metadata (field: value or {eq|ne|in|nin|gt|gte|lt|lte|exists}). "
+    "Unknown fields or operators give 400 invalid_input.")
+ModeField = Field(default="hybrid", max_length=16, examples=["hybrid"],
+                  description="hybrid (full text + vectors + key), lexical (full text + key) "
+                  "or vector (vectors only); anything else gives 400 invalid_input.")
+NowField = Field(default=None, description="The time relative filter times resolve against "
+                 "(default: the server clock).")
 IdemStr = Field(default=None, min_length=1, max_length=256,
                 description="Same key + same request -> the original result (replayed=true); "
                             "same key + different request -> 409 idempotency_conflict.")
@@ -81,6 +97,7 @@ class RememberIn(_In):
     valid_until: UtcDatetime | None = None
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
+    metadata: dict[str, Any] | None = MetadataField
 
 
 class CorrectIn(_In):
@@ -90,10 +107,17 @@ class CorrectIn(_In):
     kind: str | None = Field(default=None, max_length=32)
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
+    metadata: dict[str, Any] | None = MetadataField
 
 
 class HoldIn(_In):
     hold: bool = Field(default=True, description="false releases the hold.")
+
+
+class ForgetScopeIn(_In):
+    """Forget a whole scope: the scope is required (there is no memory-wide form)."""
+
+    scope: str = ScopeStr
 
 
 class RetentionIn(_In):
@@ -141,11 +165,13 @@ class ItemOut(_Out):
     seen_count: int
     legal_hold: bool
     keep_until: str | None
+    metadata: dict[str, Any] | None = None
 
 
 class PageOut(BaseModel):
     items: list[ItemOut]
     next_cursor: str | None = Field(description="None only when nothing more matches.")
+    total: int = Field(description="How many items match the filters over every page.")
 
 
 class WriteResultOut(_Out):
@@ -225,10 +251,32 @@ class ResolveOut(_Out):
     revision: int
 
 
+class JobErrorOut(_Out):
+    job_id: str
+    kind: str
+    state: str
+    at: str
+    error: str | None = Field(description="One line, no SQL, hosts, paths or stacks.")
+
+
+class IndexHealthOut(_Out):
+    """Derive/index jobs of the memory (issue 13.5)."""
+
+    state: str = Field(description="healthy | pending | failing")
+    pending: int = Field(description="Due queued and running jobs.")
+    failed: int = Field(description="Jobs closed as failed.")
+    jobs: dict[str, dict[str, int]] = Field(
+        description="Per job kind: pending, running, scheduled, failed.")
+    oldest_pending_age_s: float | None = None
+    last_error: JobErrorOut | None = None
+    receipts: dict[str, int] = Field(description="Receipts per phase.")
+
+
 class StatusOut(_Out):
     memory: str
     head_seq: int
     items: dict[str, int]
+    index_health: IndexHealthOut | None = None
 
 
 class ApplyResultOut(_Out):
@@ -325,6 +373,9 @@ class ObserveIn(_In):
     occurred_at: UtcDatetime | None = None
     kind: str = Field(default="user-message", max_length=64)
     idempotency_key: str | None = IdemStr
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Metadata kept with the source and inherited by the facts "
+        "derived from it (same limits as an item's).")
 
 
 class RecallIn(_In):
@@ -339,6 +390,9 @@ class RecallIn(_In):
     after: list[str] = Field(default_factory=list, max_length=128,
                              description="Receipts that must be available first (barrier).")
     deadline_ms: int = Field(default=0, ge=0, le=60_000)
+    mode: str = ModeField
+    filters: dict[str, Any] | None = FiltersField
+    now: UtcDatetime | None = NowField
 
 
 class ContextIn(_In):
@@ -347,6 +401,9 @@ class ContextIn(_In):
     max_bytes: int = Field(default=8192, ge=1, le=1_000_000)
     kinds: list[str] | None = Field(default=None, max_length=16)
     valid_at: UtcDatetime | None = None
+    mode: str = ModeField
+    filters: dict[str, Any] | None = FiltersField
+    now: UtcDatetime | None = NowField
 
 
 class ReceiptOut(_Out):

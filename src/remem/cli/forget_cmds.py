@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from remem.cli.output import STATE, SafeTable, emit, table
+from remem.cli.output import STATE, SafeTable, emit, escape_controls, table
 from remem.errors import InvalidInput, LegalHoldActive
 
 
@@ -21,20 +21,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def forget(
-        scope_or_item: Annotated[str, typer.Argument(metavar="SCOPE|ITEM_ID")],
+        scope_or_item: Annotated[str | None, typer.Argument(metavar="SCOPE|ITEM_ID")] = None,
         key: Annotated[str | None, typer.Argument()] = None,
         value: Annotated[str | None, typer.Option(help="Forget only this value (multi keys).")] = None,
         expected_revision: Annotated[int | None, typer.Option(
             help="Required with SCOPE KEY: the revision shown by inspect.")] = None,
+        all_in_scope: Annotated[str | None, typer.Option(
+            "--all-in-scope", metavar="SCOPE",
+            help="Forget every item and source of SCOPE (asks first unless --yes).")] = None,
+        yes: Annotated[bool, typer.Option("--yes", help="Do not ask (--all-in-scope).")] = False,
     ) -> None:
-        """Forget for real: `forget SCOPE KEY --expected-revision N` or `forget ITEM_ID`.
+        """Forget for real: `forget SCOPE KEY --expected-revision N`, `forget ITEM_ID`, or
+        `forget --all-in-scope SCOPE`.
 
         Erases every copy: the item, every occurrence of the same claim, and every earlier or
         later value linked to it by supersession or merge (a key's history goes with it);
         other values of a multi-valued key stay. A tombstone keeps it from being re-learned.
+        --all-in-scope erases every item and every source of one scope in one report.
         """
         def body():
             m = current_memory()
+            if all_in_scope is not None or scope_or_item is None:
+                return _forget_scope(m, all_in_scope, scope_or_item, yes)
             try:
                 if key is None:
                     rep = m.forget(scope_or_item)
@@ -55,6 +63,26 @@ def register(app: typer.Typer) -> None:
             if out["state"] != "completed":
                 raise typer.Exit(3)
         run(body)
+
+    def _forget_scope(m, scope: str | None, positional: str | None, yes: bool) -> None:
+        if scope is None or positional is not None:
+            raise InvalidInput("Give what to forget: ITEM_ID, SCOPE KEY, or --all-in-scope "
+                               "SCOPE (alone).", field="scope")
+        if not yes:
+            if STATE.json:
+                raise InvalidInput("forget --all-in-scope with --json needs --yes (it does "
+                                   "not ask).", field="yes")
+            typer.confirm(f"Forget every item and source of scope "
+                          f"'{escape_controls(scope)}'? This cannot be undone.", abort=True)
+        try:
+            out = m.forget_scope(scope).to_dict()
+        except LegalHoldActive as exc:
+            if not STATE.json:
+                emit(exc.details.get("report"), _report_table(exc.details["report"]))
+            raise
+        emit(out, _report_table(out))
+        if out["state"] != "completed":
+            raise typer.Exit(3)
 
     @app.command()
     def hold(item_id: str,

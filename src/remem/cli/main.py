@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 import remem
+from remem.cli import recall_cmds
 from remem.cli.output import (
     STATE,
     emit,
@@ -178,6 +179,7 @@ def remember(
     source_id: Annotated[str | None, typer.Option()] = None,
     quote: Annotated[str | None, typer.Option(help="Source quote.")] = None,
     idempotency_key: Annotated[str | None, typer.Option()] = None,
+    metadata: recall_cmds.MetadataOpt = None,
 ) -> None:
     """Remember a value of KEY in SCOPE (e.g. remember user:alice home_city Paris)."""
     def body():
@@ -186,7 +188,8 @@ def remember(
         src = {"id": source_id, "text": quote} if (source_id or quote) else None
         at = from_iso(valid_at, field="valid_at") if valid_at else None
         r = m.remember(scope, key, parse_json_value(value, json_value), kind=kind,
-                       valid_at=at, source=src, idempotency_key=idempotency_key)
+                       valid_at=at, source=src, idempotency_key=idempotency_key,
+                       metadata=recall_cmds.parse_json_option(metadata, "--metadata"))
         emit(r, _write_human(r))
         if r.outcome in ("conflict", "forgotten"):
             raise typer.Exit(3)
@@ -288,13 +291,24 @@ def items_cmd(
     status: Annotated[str | None, typer.Option(help="current|superseded|conflict|archived|all")] = None,
     cursor: Annotated[str | None, typer.Option()] = None,
     limit: Annotated[int, typer.Option()] = 50,
+    filter_kv: recall_cmds.FilterOpt = None, filter_json: recall_cmds.FilterJsonOpt = None,
+    since: recall_cmds.SinceOpt = None, until: recall_cmds.UntilOpt = None,
+    recorded_since: recall_cmds.RecSinceOpt = None,
+    recorded_until: recall_cmds.RecUntilOpt = None, now: recall_cmds.NowOpt = None,
 ) -> None:
-    """List items (default: current and conflict) with cursor pagination."""
+    """List items (default: current and conflict) with cursor pagination; prints the total."""
     def body():
+        from remem.domain.timefmt import from_iso
+
+        f = recall_cmds.build_filters(filter_kv, filter_json, since, until, recorded_since,
+                                      recorded_until)
         page = current_memory().items(scope=scope, key=key, kind=kind, status=status,
-                                      cursor=cursor, limit=limit)
+                                      cursor=cursor, limit=limit, filters=f,
+                                      now=from_iso(now, field="now") if now else None)
         human = items_table(page.items)
         emit(page, human)
+        if not STATE.json:
+            say(f"{len(page.items)} of {page.total} matching items")
         if page.next_cursor and not STATE.json:
             say(f"more: --cursor {page.next_cursor}")
     run(body)
@@ -377,6 +391,9 @@ def _register_commands() -> None:
     from remem.cli import agent_cmds
 
     agent_cmds.register(app)
+    from remem.cli import status_cmds
+
+    status_cmds.register(app)
 
 
 _register_commands()

@@ -13,6 +13,84 @@ ScopeOpt = Annotated[list[str], typer.Option("--scope", "-s", help="Scope to rea
                                              "e.g. --scope user:alice --scope agent:bot.")]
 KindOpt = Annotated[list[str] | None, typer.Option("--kind", help="Only these kinds "
                                                    "(repeatable).")]
+ModeOpt = Annotated[str, typer.Option(help="hybrid (full text + vectors + key) | lexical "
+                                      "(full text + key) | vector.")]
+FilterOpt = Annotated[list[str] | None, typer.Option(
+    "--filter", help="Metadata condition FIELD=VALUE (repeatable; all must hold). VALUE is "
+    "JSON when it parses (2, true, \"2\"), else text.")]
+FilterJsonOpt = Annotated[str | None, typer.Option(
+    "--filter-json", help='A whole filter object, e.g. \'{"kind": "fact", "metadata": '
+    '{"n": {"gte": 2}}}\' (operators eq ne in nin gt gte lt lte exists).')]
+SinceOpt = Annotated[str | None, typer.Option(
+    help="valid_at from: ISO time, 'N days ago' or 'last N days'.")]
+UntilOpt = Annotated[str | None, typer.Option(help="valid_at before (ISO or 'N days ago').")]
+RecSinceOpt = Annotated[str | None, typer.Option(help="Recorded from (as --since).")]
+RecUntilOpt = Annotated[str | None, typer.Option(help="Recorded before (as --until).")]
+NowOpt = Annotated[str | None, typer.Option(help="ISO time relative times resolve "
+                                            "against (default: now).")]
+MetadataOpt = Annotated[str | None, typer.Option(
+    "--metadata", help='JSON object kept with the item, e.g. \'{"app": "crm"}\'.')]
+
+
+def parse_json_option(text: str | None, name: str):
+    """A JSON option's value (None when not given).
+
+    Raises:
+        InvalidInput: not JSON.
+    """
+    import json
+
+    from remem.errors import InvalidInput
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{name} is not JSON: {exc.msg}.", field=name) from exc
+
+
+def build_filters(pairs: list[str] | None, filter_json: str | None, since: str | None = None,
+                  until: str | None = None, recorded_since: str | None = None,
+                  recorded_until: str | None = None):
+    """The filter object of ``--filter``, ``--filter-json`` and the window options (None when
+    none was given); the service validates it.
+
+    Raises:
+        InvalidInput: bad JSON, a FIELD=VALUE without '=', or a condition given twice.
+    """
+    import json
+
+    from remem.errors import InvalidInput
+
+    f = parse_json_option(filter_json, "--filter-json")
+    if f is not None and not isinstance(f, dict):
+        raise InvalidInput("--filter-json must be a JSON object.", field="--filter-json")
+    f = dict(f or {})
+    if pairs:
+        meta = f.get("metadata")
+        meta = dict(meta) if isinstance(meta, dict) else {} if meta is None else meta
+        for pair in pairs:
+            name, eq, raw = pair.partition("=")
+            if not eq or not name:
+                raise InvalidInput(f"--filter {pair!r} must read FIELD=VALUE.", field="--filter")
+            if not isinstance(meta, dict) or name in meta:
+                raise InvalidInput(f"metadata field {name!r} is given twice.",
+                                   field="--filter")
+            try:
+                meta[name] = json.loads(raw)
+            except ValueError:
+                meta[name] = raw
+        f["metadata"] = meta
+    for field, lo, hi in (("valid_at", since, until),
+                          ("recorded_at", recorded_since, recorded_until)):
+        window = {op: t for op, t in (("gte", lo), ("lt", hi)) if t is not None}
+        if window:
+            if field in f:
+                raise InvalidInput(f"{field} is given twice (an option and --filter-json).",
+                                   field=field)
+            f[field] = window
+    return f or None
 
 
 def _time(text: str | None):
@@ -41,6 +119,7 @@ def register(app: typer.Typer) -> None:
         occurred_at: Annotated[str | None, typer.Option(help="ISO time it was said.")] = None,
         kind: Annotated[str, typer.Option(help="user-message, tool-result, ...")] = "user-message",
         idempotency_key: Annotated[str | None, typer.Option()] = None,
+        metadata: MetadataOpt = None,
     ) -> None:
         """Record a source (a turn, tool result or document chunk) as searchable evidence."""
         def body():
@@ -48,7 +127,8 @@ def register(app: typer.Typer) -> None:
             r = current_memory().observe(scope, data, role=role, actor=actor,
                                          source_id=source_id, run_id=run_id,
                                          occurred_at=_time(occurred_at), kind=kind,
-                                         idempotency_key=idempotency_key)
+                                         idempotency_key=idempotency_key,
+                                         metadata=parse_json_option(metadata, "--metadata"))
             emit(r, f"{r.phase}{' (replayed)' if r.replayed else ''}: source {r.source_id} "
                     f"run {r.run_id} #{r.sequence} (ledger seq {r.accepted_seq})")
         run(body)
@@ -63,13 +143,19 @@ def register(app: typer.Typer) -> None:
         kind: KindOpt = None,
         include_history: Annotated[bool, typer.Option(help="Also superseded values.")] = False,
         limit: Annotated[int, typer.Option(help="Eligible items + sources.")] = 30,
+        mode: ModeOpt = "hybrid", filter_kv: FilterOpt = None,
+        filter_json: FilterJsonOpt = None, since: SinceOpt = None, until: UntilOpt = None,
+        recorded_since: RecSinceOpt = None, recorded_until: RecUntilOpt = None,
+        now: NowOpt = None,
     ) -> None:
         """Recall items and sources relevant to QUERY within --budget-tokens."""
         def body():
+            f = build_filters(filter_kv, filter_json, since, until, recorded_since,
+                              recorded_until)
             r = current_memory().recall(scope, query, budget_tokens=budget_tokens,
                                         tokenizer=tokenizer, valid_at=_time(valid_at),
                                         kinds=kind, include_history=include_history,
-                                        limit=limit)
+                                        limit=limit, mode=mode, filters=f, now=_time(now))
             emit(r, r.text)
         run(body)
 
@@ -79,11 +165,16 @@ def register(app: typer.Typer) -> None:
         max_bytes: Annotated[int, typer.Option(help="UTF-8 byte budget (128-65536).")] = 8192,
         kind: KindOpt = None,
         valid_at: Annotated[str | None, typer.Option(help="As-of world time (ISO).")] = None,
+        mode: ModeOpt = "hybrid", filter_kv: FilterOpt = None,
+        filter_json: FilterJsonOpt = None, since: SinceOpt = None, until: UntilOpt = None,
+        now: NowOpt = None,
     ) -> None:
         """Items relevant to QUERY within --max-bytes (instantKV shape: items + truncated)."""
         def body():
+            f = build_filters(filter_kv, filter_json, since, until)
             r = current_memory().context(scope, query, max_bytes=max_bytes, kinds=kind,
-                                         valid_at=_time(valid_at))
+                                         valid_at=_time(valid_at), mode=mode, filters=f,
+                                         now=_time(now))
             emit(r, _items_table(r.items, f"context ({r.size_bytes} bytes, "
                                           f"truncated={str(r.truncated).lower()})"))
         run(body)

@@ -117,6 +117,21 @@ def key_names_value(key: str, value: str) -> bool:
     return len(squashed_val) >= 4 and squashed_val in "".join(key_words)
 
 
+def refuse_surrogates(value: Any, field: str) -> None:
+    """Raises InvalidInput when a string (or a string nested in lists, tuples and dict keys or
+    values) holds a lone UTF-16 surrogate; other types and checks are left to the caller."""
+    if isinstance(value, str):
+        if has_lone_surrogate(value):
+            raise lone_surrogate(field)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            refuse_surrogates(v, field)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            refuse_surrogates(k, field)
+            refuse_surrogates(v, field)
+
+
 def check_text(text: str | None, field: str, limit: int) -> None:
     if text is None:
         return

@@ -107,10 +107,11 @@ class Verdict(StrEnum):
 
 # \Z, not $: "$" also matches before a trailing newline. A canonical scope handle is a
 # lower-case kind, ':' and an id of printable characters: no whitespace, no control or
-# surrogate code points, no '*' (never a wildcard), not starting with ':'; format
+# surrogate code points, no '*' (never a wildcard), no '/' (it separates a scope from the
+# names in its namespace, ``user:alice/turn-1``), not starting with ':'; format
 # characters (zero-width, bidi) and ids not in Unicode NFC are refused in Scope.parse, so
 # no two handles that look alike name different scopes.
-_ID_BAD = "\\s\x00-\x1f\x7f-\x9f*\ud800-\udfff"
+_ID_BAD = "\\s\x00-\x1f\x7f-\x9f*/\ud800-\udfff"
 _SCOPE_RE = re.compile(r"^(agent|user|org|project|thread|session):"
                        f"([^{_ID_BAD}:][^{_ID_BAD}]{{0,126}})\\Z")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]{0,127}\Z")
@@ -122,7 +123,7 @@ class Scope:
 
     Raises:
         InvalidInput: unknown or upper-case scope kind, empty id, whitespace, control,
-            format or surrogate characters, '*', an id not in Unicode NFC, or over 128
+            format or surrogate characters, '*', '/', an id not in Unicode NFC, or over 128
             UTF-8 bytes.
     """
 
@@ -143,7 +144,7 @@ class Scope:
             shown = text.encode("ascii", "backslashreplace").decode()
             raise InvalidInput(
                 f"scope {shown!r} is not a scope handle '<kind>:<id>': kind one of {kinds} "
-                "(lower case), id without spaces, control characters or '*' (no "
+                "(lower case), id without spaces, control characters, '/' or '*' (no "
                 "wildcards); for example 'user:alice'.",
                 field="scope",
             )

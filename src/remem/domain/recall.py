@@ -44,12 +44,29 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from remem.domain.filters import ItemFilter
 from remem.domain.model import ItemStatus
+from remem.errors import InvalidInput
 from remem.domain.textindex import STOPWORDS, query_words
 
 RRF_K = 20
 
 CHANNELS = ("fts", "vector", "key")
+
+MODES = {"hybrid": CHANNELS, "lexical": ("fts", "key"), "vector": ("vector",)}
+"""Recall modes and the channels each searches: ``hybrid`` (default) all three, ``lexical``
+full text and exact key, ``vector`` embeddings only."""
+
+
+def parse_mode(mode: object) -> str:
+    """A recall mode name (see :data:`MODES`).
+
+    Raises:
+        InvalidInput: any other value.
+    """
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InvalidInput(f"mode {mode!r} is not one of {', '.join(MODES)}.", field="mode")
+    return mode
 
 OTHER_ACTOR_WEIGHT = 0.5
 """Share of its fused score a source keeps when the query names another speaker."""
@@ -102,6 +119,9 @@ class RecallFilter:
         include_history: also return superseded items.
         as_of: ISO UTC time for as-of recall, or None for "now".
         now: ISO UTC time of the read (for ``valid_until`` expiry when ``as_of`` is None).
+        where: the caller's filter (``domain.filters``): kind, key, status (the status
+            shown), time windows; its metadata tests are applied by the service, which
+            holds the payloads. None: no filter.
     """
 
     scopes: frozenset[str]
@@ -109,6 +129,7 @@ class RecallFilter:
     include_history: bool = False
     as_of: str | None = None
     now: str | None = None
+    where: ItemFilter | None = None
 
 
 def held_at(rec, t: str) -> bool:
@@ -148,7 +169,17 @@ def eligible_items(records: Iterable, f: RecallFilter) -> list[tuple[object, str
     """
     recs = [r for r in records if _visible(r, f)]
     if f.as_of is None:
-        return [(r, r.status) for r in recs]
+        out = [(r, r.status) for r in recs]
+    else:
+        out = _as_of(recs, f)
+    if f.where is None:
+        return out
+    return [(r, shown) for r, shown in out if f.where.holds(r, shown)]
+
+
+def _as_of(recs: list, f: RecallFilter) -> list[tuple[object, str]]:
+    """The records holding at ``f.as_of`` (and history) with the status to show."""
+    assert f.as_of is not None
     latest: dict[tuple[str, str], str] = {}
     for r in recs:
         if r.cardinality == "single" and held_at(r, f.as_of):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from remem.domain.filters import parse_metadata
 from remem.domain.jsondoc import MAX_DOCUMENT_DEPTH, check_text_depth
 from remem.domain.limits import MAX_APPLY_BYTES, MAX_PROPOSALS, parse_kind
 from remem.domain.model import Authority, Scope, Source, parse_key
@@ -25,7 +26,7 @@ from remem.domain.timefmt import from_ms
 from remem.errors import InvalidInput, RememError
 
 PROPOSAL_FIELDS = {"entity", "attribute", "value", "kind", "operation", "source",
-                   "valid_until_ms", "expected_revision"}
+                   "valid_until_ms", "expected_revision", "metadata"}
 REQUIRED = {"entity", "attribute", "value", "kind", "operation"}
 
 
@@ -40,6 +41,7 @@ class Proposal:
     valid_until: datetime | None
     expected_revision: int | None
     raw: dict[str, Any]
+    metadata: dict[str, Any] | None = None
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -141,7 +143,8 @@ def validate_proposal(p: Any, index: int, default_scope: str | None) -> Proposal
                                field="valid_until_ms")
         until = from_ms(vu, "valid_until_ms") if vu else None
         return Proposal(scope, key, p["value"], kind, op, src, until,
-                        rev if op == "correct" else None, p)
+                        rev if op == "correct" else None, p,
+                        parse_metadata(p.get("metadata")))
     except InvalidInput as exc:
         raise _at_index(exc, index) from exc.__cause__
 
@@ -220,11 +223,12 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
             if p.operation == "correct":
                 r = memory.correct(p.scope, p.key, p.value, expected_revision=p.expected_revision,
                                    kind=p.kind, source=p.source, idempotency_key=idem,
-                                   actor=actor)
+                                   actor=actor, metadata=p.metadata)
             else:
                 r = memory.remember(p.scope, p.key, p.value, kind=p.kind, source=p.source,
                                     valid_until=p.valid_until, idempotency_key=idem,
-                                    actor=actor, authority=Authority.ASSERT)
+                                    actor=actor, authority=Authority.ASSERT,
+                                    metadata=p.metadata)
             receipt = {"scope": r.scope, "key": r.key, "revision": r.revision,
                        "status": r.outcome, "replayed": r.replayed, "item_id": r.item_id,
                        "conflict_group": r.conflict_group}

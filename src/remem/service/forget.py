@@ -76,6 +76,18 @@ def covered(scopes: Sequence[str] | None) -> str | list[str]:
     return sorted({str(Scope.parse(s)) for s in scopes})
 
 
+def tombstones(op: Any) -> int:
+    """Distinct claims an operation's events forgot (one tombstone each)."""
+    return len({e.data["claim_id"] for e in op.events if "claim_id" in e.data})
+
+
+def blocked_report(actor: str, cover: str | list[str]) -> dict[str, Any]:
+    """The report of a forget a legal hold refused (nothing erased)."""
+    return ErasureReport(state="blocked", items=[], actor=actor,
+                         surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES},
+                         scopes=cover).to_dict()
+
+
 def _not_visible(item_id: str, memory_id: str) -> NotFound:
     """Outside the covered scopes answers exactly like a missing item (the guard's answer)."""
     from remem.service.guard import hidden
@@ -168,6 +180,20 @@ class Forgetter:
              actor: str, reason: str, scopes: Sequence[str] | None = None) -> ErasureReport:
         """Erases the targets (and their cascade) within ``scopes`` (None: whole memory)."""
         cover = covered(scopes)
+        try:
+            op, counts, erased_sources = self._erase(scope, key, targets, expected, actor,
+                                                     reason, cover)
+        except LegalHoldActive as exc:
+            exc.details["report"] = blocked_report(actor, cover)
+            raise
+        return self._report(list(op.item_ids), tombstones(op), counts, erased_sources,
+                            actor, cover)
+
+    def _erase(self, scope: str, key: str, targets: list[str], expected: int | None,
+               actor: str, reason: str, cover: str | list[str]
+               ) -> tuple[Any, dict[str, int], list[str]]:
+        """One key's forget operation and its erasure, in one transaction; returns the
+        operation, erased counts per surface and the ids of the sources redacted."""
         counts: dict[str, int] = {}
         erased_sources: list[str] = []
 
@@ -180,17 +206,17 @@ class Forgetter:
                                     to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
 
-        try:
-            op = self.memory.writer.operate(scope, key, actor, build, after)
-        except LegalHoldActive as exc:
-            exc.details["report"] = ErasureReport(
-                state="blocked", items=[], actor=actor,
-                surfaces={s: {"erased": 0, "state": "blocked"} for s in SURFACES},
-                scopes=cover).to_dict()
-            raise
+        op = self.memory.writer.operate(scope, key, actor, build, after)
+        return op, counts, erased_sources
+
+    def _report(self, item_ids: list[str], tombstone_count: int, counts: dict[str, int],
+                erased_sources: list[str], actor: str, cover: str | list[str]
+                ) -> ErasureReport:
+        """Scrubs the freed bytes, re-checks every surface and reports: ``completed`` only
+        when nothing erased is left in any row or file."""
         scrubbed = self.store.scrub_after_erasure(self.memory.id,
                                                   to_iso(self.memory.clock.now()))
-        left = self.store.erasure_remaining(self.memory.id, list(op.item_ids), erased_sources)
+        left = self.store.erasure_remaining(self.memory.id, item_ids, erased_sources)
         surfaces = {}
         for s in SURFACES:
             n = counts.get(s, 0)
@@ -204,11 +230,9 @@ class Forgetter:
         why = scrubbed["reason"] if files_left else None
         if rows_left and why is None:
             why = "Some erased rows are still present; run the forget again."
-        return ErasureReport(state="pending" if why else "completed", items=list(op.item_ids),
-                             tombstones=len({e.data["claim_id"] for e in op.events
-                                             if "claim_id" in e.data}),
-                             surfaces=surfaces, actor=actor, scopes=cover,
-                             sources=sorted(erased_sources), reason=why)
+        return ErasureReport(state="pending" if why else "completed", items=item_ids,
+                             tombstones=tombstone_count, surfaces=surfaces, actor=actor,
+                             scopes=cover, sources=sorted(set(erased_sources)), reason=why)
 
     def forget_source(self, source_id: str, *,
                       scopes: Sequence[str] | None = None) -> dict[str, Any]:

@@ -21,11 +21,33 @@ from datetime import datetime
 from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, digest, sha256_hex
+from remem.domain.limits import check_text
 from remem.domain.timefmt import to_iso
 from remem.errors import IdempotencyConflict
 from remem.service.ids import new_id
 
 PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
+#: Longest stored idempotency key (UTF-8 bytes): a caller's key (<= 256) plus its scope.
+MAX_IDEMPOTENCY_KEY_BYTES = 1024
+
+
+def scoped_key(scope: str, key: str | None) -> str | None:
+    """The stored form of an idempotency key: bound to its scope (``user:a/k1``).
+
+    Raises:
+        InvalidInput: the key is not a string, holds a lone surrogate or NUL, or is too long.
+
+    The same key in two scopes is two requests, never a replay or conflict across scopes. A
+    key already in the scope's namespace (a scoped token's keys, see ``Guard.scoped_name``)
+    and a key derived from a source identity (``src:[...]``, which names its scope) are kept
+    as they are, so existing rows keep replaying.
+    """
+    if key is None:
+        return None
+    check_text(key, "idempotency_key", MAX_IDEMPOTENCY_KEY_BYTES)
+    if key.startswith(f"{scope}/") or key.startswith("src:["):
+        return key
+    return f"{scope}/{key}"
 
 
 @dataclass(frozen=True)
@@ -95,7 +117,8 @@ class Intake:
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
-                recorded_by: str | None = None) -> Receipt:
+                recorded_by: str | None = None,
+                metadata: dict[str, Any] | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``).
 
@@ -106,11 +129,13 @@ class Intake:
         from remem.service.sources import DEFAULT_RUN, validate_observation
 
         validate_observation(scope, text, role, kind, run_id or DEFAULT_RUN, source_id, actor)
-        key = idempotency_key or (f"source:{run_id or 'default'}:{source_id}"
-                                  if source_id else None)
+        check_text(recorded_by, "actor", 256)
+        key = scoped_key(scope, idempotency_key or (
+            f"source:{run_id or 'default'}:{source_id}" if source_id else None))
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
             text, str) else None, role, kind, run_id or "default", source_id,
-            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor])
+            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
+            + ([metadata] if metadata is not None else []))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
@@ -119,7 +144,7 @@ class Intake:
                                           source_id=source_id, run_id=run_id,
                                           occurred_at=occurred_at, kind=kind,
                                           idempotency_key=idempotency_key,
-                                          recorded_by=recorded_by)
+                                          recorded_by=recorded_by, metadata=metadata)
         key = key or f"source:{src.run_id}:{src.source_id}"
         now = to_iso(self.ctx.clock.now())
         row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
@@ -226,10 +251,17 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     from remem.service.writer import append_events
 
     Scope.parse(scope)
+    check_text(host_kind, "host_kind", 128)
+    check_text(host_id, "host_id", 512)
+    if not isinstance(turns, list):
+        raise InvalidInput("turns must be a list of {id, role, text}.", field="turns")
     for i, t in enumerate(turns):
         if not isinstance(t, dict) or not t.get("id") or not t.get("role") or not isinstance(
                 t.get("text"), str):
             raise InvalidInput(f"turn {i} needs id, role and text.", field=f"turns[{i}]")
+        for name in ("id", "role", "text", "actor", "occurred_at"):
+            if isinstance(t.get(name), str):
+                check_text(t[name], f"turns[{i}].{name}", 1 << 20)
     cur = memory.store.capture_cursor(memory.id, host_kind, host_id)
     position = cur["position"] if cur else 0
     if expected_position is not None and expected_position != position:

@@ -16,7 +16,8 @@ from typing import Any
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
 from remem.domain.decision import Judgement
-from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
+from remem.domain.filters import parse_metadata
+from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
@@ -75,7 +76,12 @@ class Memory:
         return self.principal.actor if self.principal.token_id is not None else None
 
     def _actor(self, actor: str | None) -> str:
-        """The ledger actor: always a token's own id; an in-process caller may name one."""
+        """The ledger actor: always a token's own id; an in-process caller may name one.
+
+        Raises:
+            InvalidInput: a named actor that is not valid text (checked even for a token).
+        """
+        check_text(actor, "actor", 256)
         if self.principal.token_id is None and actor:
             return actor
         return self.principal.actor
@@ -85,7 +91,8 @@ class Memory:
                  valid_at: datetime | None = None, source: Source | dict | None = None,
                  valid_until: datetime | None = None, idempotency_key: str | None = None,
                  actor: str | None = None, authority: Authority = Authority.OWNER,
-                 judgement: Judgement | None = None) -> WriteResult:
+                 judgement: Judgement | None = None,
+                 metadata: dict[str, Any] | None = None) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -98,6 +105,9 @@ class Memory:
             source: ``Source`` or dict {id, text, role, occurred_at}.
             idempotency_key: same key + same request -> original result (replayed=True);
                 derived from the source id when not given.
+            metadata: a small JSON object kept with the item (``domain.filters``: <= 32
+                keys, <= 2,048 bytes, scalar or list values); returned in item views and
+                recall, filterable; a superseding item without metadata inherits it.
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -112,6 +122,7 @@ class Memory:
         cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
+            metadata=parse_metadata(metadata),
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config)))
@@ -120,7 +131,7 @@ class Memory:
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key.
+        valid_at, source, valid_until, idempotency_key, metadata.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -133,6 +144,7 @@ class Memory:
                 cand = self._candidate(st["scope"], st["key"], st.get("value"),
                                        st.get("kind"), st.get("valid_at"), st.get("source"),
                                        st.get("valid_until"))
+                metadata = parse_metadata(st.get("metadata"))
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -140,7 +152,7 @@ class Memory:
                 exc.details["index"] = i
                 raise
             reqs.append(WriteRequest(
-                cand, Authority.OWNER, self._actor(actor),
+                cand, Authority.OWNER, self._actor(actor), metadata=metadata,
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
@@ -154,8 +166,10 @@ class Memory:
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
                 kind: str | None = None, source: Source | dict | None = None,
                 replaces: str | None = None, idempotency_key: str | None = None,
-                actor: str | None = None) -> WriteResult:
+                actor: str | None = None,
+                metadata: dict[str, Any] | None = None) -> WriteResult:
         """Corrects a key: the old value was never true (KIP change_kind correction).
+        Without ``metadata`` the correction keeps the corrected item's.
 
         Raises:
             RevisionMismatch: ``expected_revision`` is not the key's current revision.
@@ -168,7 +182,7 @@ class Memory:
             kind = cur[0].kind if cur else None
         cand = self._candidate(scope, key, value, kind, None, source, None)
         return self.ctx.writer.write(WriteRequest(
-            cand, Authority.CORRECTION, self._actor(actor),
+            cand, Authority.CORRECTION, self._actor(actor), metadata=parse_metadata(metadata),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
             stated_valid_at=cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
@@ -189,6 +203,7 @@ class Memory:
             NotFoundOrNotVisible: no such group with that item visible to the caller.
         """
         self.guard.role(Role.ADMIN, "resolve conflicts")
+        refuse_surrogates(group_id, "group_id")
         try:
             rec = self.guard.item(keep)
         except NotFound:
@@ -251,6 +266,27 @@ class Memory:
                                       actor=self._actor(actor), caller_scope=caller_scope,
                                       scopes=self._forget_scopes(scopes))
 
+    def forget_scope(self, scope: str, *, actor: str | None = None) -> ErasureReport:
+        """Forgets a whole scope: every item (any status but forgotten) and every source of
+        ``scope``, with a tombstone per claim, in one ErasureReport (see
+        ``service.forget_scope``). The scope is required: there is no memory-wide form.
+
+        Raises:
+            InvalidInput: no scope, or not a scope handle (nothing erased).
+            PermissionDenied: a scoped caller naming another scope or below role writer; a
+                memory-wide caller below role admin.
+            LegalHoldActive: items of the scope are held (``details.held``); nothing erased.
+        """
+        from remem.service.forget_scope import forget_scope
+
+        if not isinstance(scope, str) or not scope.strip():
+            raise InvalidInput("Forgetting a scope needs the scope, e.g. 'user:alice'; there "
+                               "is no memory-wide form.", field="scope")
+        scope = self.guard.write(scope)
+        if self.principal.scope is None:
+            self.guard.role(Role.ADMIN, "forget a whole scope")
+        return forget_scope(Forgetter(self), scope, actor=self._actor(actor))
+
     def set_legal_hold(self, item_id: str, hold: bool = True, *,
                        actor: str | None = None) -> dict[str, Any]:
         """Sets (or releases, ``hold=False``) a legal hold: forget/retention are blocked."""
@@ -274,7 +310,8 @@ class Memory:
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None, derive: bool = True) -> Receipt:
+                idempotency_key: str | None = None, derive: bool = True,
+                metadata: dict[str, Any] | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -282,8 +319,11 @@ class Memory:
         ``remem worker``) and moves the receipt recorded -> processed -> available.
         Same idempotency key (default: the source identity) + same meaning -> the original
         receipt (``replayed``); different meaning -> ``IdempotencyConflict``.
+        ``metadata`` (see ``remember``) is kept with the source and inherited by the facts
+        derived from it.
         """
         scope = self.guard.write(scope)
+        metadata = parse_metadata(metadata)
         check_text(source_id, "source_id", MAX_SOURCE_ID_BYTES)  # the caller's own id
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
@@ -292,7 +332,8 @@ class Memory:
                                        source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
-                                       derive=derive, recorded_by=self._recorder())
+                                       derive=derive, recorded_by=self._recorder(),
+                                       metadata=metadata)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:
@@ -375,7 +416,8 @@ class Memory:
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
                kinds: list[str] | None = None, include_history: bool = False,
                limit: int = 30, after: list[str] | None = None,
-               deadline_ms: int = 0) -> RecallResult:
+               deadline_ms: int = 0, mode: str = "hybrid", filters: dict | None = None,
+               now: datetime | None = None) -> RecallResult:
         """Hybrid recall (full text + vectors + key, fused) rendered within ``budget_tokens``.
 
         Returns items (constraints first), sources labelled ``source``, ``basis_seq``,
@@ -391,27 +433,43 @@ class Memory:
         ``after`` names receipts that must be available first (KIP read barrier): recall waits
         up to ``deadline_ms``; if they are not, the result has ``status`` pending (or partial
         for a failed receipt), ``action_eligible`` False and the unresolved receipts.
+
+        ``mode``: hybrid (default) | lexical (full text + key) | vector. ``filters``: kind,
+        key, status, ``valid_at`` / ``recorded_at`` windows and metadata conditions
+        (``remem.domain.filters``); relative times resolve against ``now`` (default: the
+        store clock). A filter that cannot be honoured raises InvalidInput.
         """
+        for field, v in (("query", query), ("tokenizer", tokenizer), ("kinds", kinds),
+                         ("after", after)):
+            refuse_surrogates(v, field)
         scopes = self.guard.read(scopes)
         for rid in after or []:
             self.guard.receipt(rid)
         return self.ctx.recall.recall(scopes, query, budget_tokens=budget_tokens,
                                       tokenizer=tokenizer, valid_at=valid_at, kinds=kinds,
                                       include_history=include_history, limit=limit,
-                                      after=after, deadline_ms=deadline_ms)
+                                      after=after, deadline_ms=deadline_ms, mode=mode,
+                                      filters=filters, now=now)
 
     def context(self, scopes: str | list[str], query: str, *, max_bytes: int = 8192,
-                kinds: list[str] | None = None, valid_at: datetime | None = None
-                ) -> ContextResult:
-        """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated)."""
+                kinds: list[str] | None = None, valid_at: datetime | None = None,
+                mode: str = "hybrid", filters: dict | None = None,
+                now: datetime | None = None) -> ContextResult:
+        """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV: items + truncated);
+        ``mode``, ``filters`` and ``now`` as in ``recall``."""
+        refuse_surrogates(query, "query")
+        refuse_surrogates(kinds, "kinds")
         return self.ctx.recall.context(self.guard.read(scopes), query, max_bytes=max_bytes,
-                                       kinds=kinds, valid_at=valid_at)
+                                       kinds=kinds, valid_at=valid_at, mode=mode,
+                                       filters=filters, now=now)
 
     def profile(self, scopes: str | list[str], *, budget_tokens: int | None = None,
                 max_bytes: int | None = None, tokenizer: str = "o200k_base",
                 activation_id: str | None = None) -> ProfileResult:
         """The pinned profile (identity, rules, profile slots, preferences), deterministic;
         byte-identical for the same ``activation_id`` until a new activation."""
+        refuse_surrogates(activation_id, "activation_id")
+        refuse_surrogates(tokenizer, "tokenizer")
         return self.ctx.recall.profile(self.guard.read(scopes), budget_tokens=budget_tokens,
                                        max_bytes=max_bytes, tokenizer=tokenizer,
                                        activation_id=activation_id)
@@ -444,15 +502,19 @@ class Memory:
 
     def items(self, *, scope: str | None = None, key: str | None = None,
               kind: str | None = None, status: str | list[str] | None = None,
-              cursor: str | None = None, limit: int = 50) -> Page:
+              cursor: str | None = None, limit: int = 50, filters: dict | None = None,
+              now: datetime | None = None) -> Page:
         """Lists items with filters and cursor pagination (never silently capped).
 
         Default statuses: current and conflict. ``status="all"`` lists every status. A scoped
-        principal lists its own scope unless it names another readable one.
-        Returns a Page whose ``next_cursor`` is None only when nothing more matches.
+        principal lists its own scope unless it names another readable one. ``filters`` and
+        ``now`` as in ``recall`` (a status condition there lists from every status).
+        Returns a Page whose ``next_cursor`` is None only when nothing more matches and whose
+        ``total`` counts every matching item.
         """
         return reads.items(self.ctx, scope=self.guard.listing_scope(scope), key=key,
-                           kind=kind, status=status, cursor=cursor, limit=limit)
+                           kind=kind, status=status, cursor=cursor, limit=limit,
+                           filters=filters, now=now)
 
     def history(self, item_id: str) -> dict[str, Any]:
         """An item, its key's other versions, its provenance and the ledger events naming it."""
@@ -464,7 +526,8 @@ class Memory:
         return [g for g in groups if self.guard.readable(g["scope"])]
 
     def status(self) -> dict[str, Any]:
-        """Ledger head and item counts per status (memory-wide: a memory-wide subject)."""
+        """Ledger head, item counts per status and index health (memory-wide: a memory-wide
+        subject); ``index_health`` is described in ``service.health.index_health``."""
         if self.principal.scope is not None:
             from remem.errors import PermissionDenied
 
@@ -474,7 +537,22 @@ class Memory:
         return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
-                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed"}
+                "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",
+                "index_health": self._index_health()}
+
+    def _index_health(self) -> dict[str, Any]:
+        """Pending and failed derive/index jobs, last error, oldest pending age (status)."""
+        from remem.service.health import index_health
+
+        return index_health(self.store, self.id, self.clock.now())
+
+    def verify(self) -> dict[str, Any]:
+        """Walks this memory's ledger and source chains (``service.verify.verify_memory``);
+        memory-wide, so a memory admin only. Never raises on damage."""
+        from remem.service.verify import verify_memory
+
+        self.guard.manage("verify the ledger")
+        return verify_memory(self.store, self.id)
 
     # --- memory administration (role admin, subject admin) ----------------------------------
     def memory_config(self) -> dict[str, Any]:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import datetime
 from typing import Any
 
+from remem.domain.filters import parse_filter
 from remem.domain.model import ItemStatus
+from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.service.results import Inspection, ItemView, Page
 
@@ -58,18 +61,35 @@ def _state(vs: list[ItemView], current: list, conflicts: list, meta: dict[str, A
 
 
 def items(ctx: Any, *, scope: str | None, key: str | None, kind: str | None,
-          status: str | list[str] | None, cursor: str | None, limit: int) -> Page:
-    """A page of items (see ``Memory.items``)."""
+          status: str | list[str] | None, cursor: str | None, limit: int,
+          filters: Any = None, now: datetime | None = None) -> Page:
+    """A page of items with the exact ``total`` over every page (see ``Memory.items``).
+
+    ``filters`` (``domain.filters``) adds to ``key``, ``kind`` and ``status``; a ``status``
+    condition in it lists from every status (not only the default live ones). Column
+    conditions run in SQL; metadata tests read every matching item's metadata (one scan).
+    """
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise InvalidInput("limit must be between 1 and 1000.", field="limit")
-    statuses = _statuses(status)
+    if now is not None:
+        to_iso(now, field="now")
+    where = parse_filter(filters, now or ctx.clock.now()) if filters is not None else None
+    statuses = _statuses("all" if status is None and where is not None
+                         and where.status is not None else status)
     after = _decode_cursor(cursor)
-    recs = ctx.store.items(ctx.id, scope=scope, key=key, kind=kind, statuses=statuses,
-                           after=after, limit=limit + 1)
+    kw = {"scope": scope, "key": key, "kind": kind, "statuses": statuses, "where": where}
+    if where is not None and where.metadata:
+        ids = [i for i, md in ctx.store.item_metadata(ctx.id, **kw) if where.holds_metadata(md)]
+        total = len(ids)
+        ids = [i for i in ids if after is None or i > after][:limit + 1]
+        recs = ctx.store.items_by_id(ctx.id, ids)
+    else:
+        total = ctx.store.count_items(ctx.id, **kw)
+        recs = ctx.store.items(ctx.id, after=after, limit=limit + 1, **kw)
     more = len(recs) > limit
     recs = recs[:limit]
     nxt = _encode_cursor(recs[-1].item_id) if more and recs else None
-    return Page(views(ctx, recs), nxt)
+    return Page(views(ctx, recs), nxt, total)
 
 
 def history(ctx: Any, rec: Any) -> dict[str, Any]:

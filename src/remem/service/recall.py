@@ -24,16 +24,19 @@ import numpy as np
 
 from remem.domain import render
 from remem.domain.canonical import canonical_json
+from remem.domain.filters import ItemFilter, parse_filter
 from remem.domain.keys import hinted_keys
 from remem.domain.limits import MAX_QUERY_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES, parse_kind
 from remem.domain.model import PINNED_KINDS, Kind, Scope
 from remem.domain.recall import (
+    MODES,
     RRF_K,
     RecallFilter,
     eligible_items,
     fuse,
     is_constraint,
     named_actors,
+    parse_mode,
     rescore_sources,
     strip_actors,
 )
@@ -133,30 +136,34 @@ class RecallService:
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
-                  with_sources: bool) -> tuple[int, list[render.Entry], list[render.Entry]]:
+                  with_sources: bool, mode: str = "hybrid",
+                  ) -> tuple[int, list[render.Entry], list[render.Entry]]:
         """(basis_seq, required entries, optional entries) in rank order; data only.
 
         A query naming a speaker of the sources it matches in full text is searched without
         the name, that speaker's sources ranked first (``domain.recall`` "Conversation
-        awareness")."""
+        awareness"). ``mode`` picks the channels searched (``domain.recall.MODES``)."""
+        channels = MODES[mode]
         index = self.embedding.index
         named: frozenset[str] = frozenset()
         first: list[tuple[str, str]] | None = None  # reused when no name is stripped
-        if with_sources:
+        if with_sources and "fts" in channels:
             with index.read(self.ctx.id) as snap:
                 first = snap.fts(query_terms(query), scopes, FETCH)
                 found = [d for d, _ in first if not is_item_doc(d)]
                 named = named_actors(query, {r["actor"] for r in snap.sources(found).values()
                                              if r["actor"] and r["scope"] in f.scopes})
         search = strip_actors(query, named) if named else query
-        qvec = self.embedding.query_vector(search, self.embedding.recorded())
+        qvec = self.embedding.query_vector(search, self.embedding.recorded()) \
+            if "vector" in channels else None
         terms = query_terms(search)
         with index.read(self.ctx.id) as snap:
             basis = snap.head_seq()
             fts = first if first is not None and search == query else snap.fts(
-                terms, scopes, FETCH)
+                terms, scopes, FETCH) if "fts" in channels else []
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
-            keys = snap.key_items(candidate_keys(query), scopes, FETCH)
+            keys = snap.key_items(candidate_keys(query), scopes, FETCH) \
+                if "key" in channels else []
             fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],
                           "key": [d for d, _ in keys]})
             applies = {d for d, _ in fts} | {d for d, _ in keys} | {
@@ -171,7 +178,8 @@ class RecallService:
                        if not is_item_doc(c.doc_id)] if with_sources else []
             rows = snap.sources(src_ids)
             srcs = [rows[s] for s in src_ids if s in rows and rows[s]["scope"] in f.scopes
-                    and (f.as_of is None or rows[s]["occurred_at"] <= f.as_of)]
+                    and (f.as_of is None or rows[s]["occurred_at"] <= f.as_of)
+                    and _source_in_windows(rows[s], f.where)]
             score.update(rescore_sources(score, srcs, named))
             ranked: list[tuple[float, str, Any, str]] = \
                 [(score[r.item_id], "item", r, label) for r, label in visible] + \
@@ -199,6 +207,8 @@ class RecallService:
             "status": label, "scope": rec.scope, "valid_at": rec.valid_at,
             "score": round(score, 5),
             "sources": refs.get(rec.item_id) or ([rec.source_id] if rec.source_id else [])}
+        if payload.get("metadata"):
+            d["metadata"] = payload["metadata"]
         if required:
             d["constraint"] = True
         channel = "constraints" if required else "facts"
@@ -206,18 +216,38 @@ class RecallService:
                             render.item_heading(rec.scope))
 
     def _filter(self, scopes: list[str], kinds: Any, valid_at: datetime | None,
-                include_history: bool) -> RecallFilter:
+                include_history: bool, filters: Any = None,
+                now: datetime | None = None) -> RecallFilter:
+        """The RecallFilter of a call; ``filters`` (``domain.filters``) resolves relative
+        times against ``now`` (default: the store clock).
+
+        Raises:
+            InvalidInput: a bad filter, or a status filter recall cannot honour (archived and
+                forgotten items are never recalled; list them with ``items``).
+        """
+        clock_now = self.ctx.clock.now()
+        if now is not None:
+            to_iso(now, field="now")  # aware datetimes only
+        where = parse_filter(filters, now or clock_now) if filters is not None else None
+        history = bool(include_history)
+        if where is not None and where.status is not None and where.status.allowed:
+            never = sorted(where.status.allowed & {"archived", "forgotten"})
+            if never:
+                raise InvalidInput(f"recall never returns {never[0]} items; list them with "
+                                   f"items(status={never[0]!r}).", field="filters.status")
+            history = history or "superseded" in where.status.allowed
         return RecallFilter(scopes=frozenset(scopes), kinds=_kinds(kinds),
-                            include_history=bool(include_history),
+                            include_history=history,
                             as_of=to_iso(valid_at) if valid_at is not None else None,
-                            now=to_iso(self.ctx.clock.now()))
+                            now=to_iso(clock_now), where=where)
 
     # --- recall ------------------------------------------------------------------------------
     def recall(self, scopes: str | Iterable[str], query: str, *, budget_tokens: int,
                tokenizer: str = "o200k_base", valid_at: datetime | None = None,
                kinds: Iterable[str] | None = None, include_history: bool = False,
                limit: int = DEFAULT_LIMIT, after: Iterable[str] | None = None,
-               deadline_ms: int = 0) -> RecallResult:
+               deadline_ms: int = 0, mode: str = "hybrid", filters: Any = None,
+               now: datetime | None = None) -> RecallResult:
         """Hybrid recall rendered under a token budget (see ``Memory.recall``)."""
         barrier = None
         if after:
@@ -232,8 +262,10 @@ class RecallService:
         render.check_budget(budget_tokens, "budget_tokens")
         render.check_budget(limit, "limit", 1, 1000)
         tok = get_tokenizer(tokenizer)
-        f = self._filter(scopes, kinds, valid_at, include_history)
-        basis, req, opt = self._eligible(scopes, query, f, limit, with_sources=kinds is None)
+        mode = parse_mode(mode)
+        f = self._filter(scopes, kinds, valid_at, include_history, filters, now)
+        basis, req, opt = self._eligible(scopes, query, f, limit, with_sources=_with_sources(
+            kinds, f.where), mode=mode)
         out = render.pack(req + opt, budget=budget_tokens, meter=render.TokenMeter(tok),
                           build=render.recall_builder(basis_seq=basis,
                                                       budget_tokens=budget_tokens,
@@ -244,14 +276,17 @@ class RecallService:
     # --- context (instantKV) -------------------------------------------------------------------
     def context(self, scopes: str | Iterable[str], query: str, *,
                 max_bytes: int = DEFAULT_MAX_BYTES, kinds: Iterable[str] | None = None,
-                valid_at: datetime | None = None, limit: int = DEFAULT_LIMIT) -> ContextResult:
+                valid_at: datetime | None = None, limit: int = DEFAULT_LIMIT,
+                mode: str = "hybrid", filters: Any = None,
+                now: datetime | None = None) -> ContextResult:
         """Items relevant to a query within ``max_bytes`` (instantKV: items + truncated)."""
         scopes = parse_scopes(scopes)
         query = _query(query)
         render.check_budget(max_bytes, "max_bytes", MIN_MAX_BYTES, MAX_MAX_BYTES)
         render.check_budget(limit, "limit", 1, 1000)
-        f = self._filter(scopes, kinds, valid_at, False)
-        _, req, opt = self._eligible(scopes, query, f, limit, with_sources=False)
+        mode = parse_mode(mode)
+        f = self._filter(scopes, kinds, valid_at, False, filters, now)
+        _, req, opt = self._eligible(scopes, query, f, limit, with_sources=False, mode=mode)
         entries = [_context_entry(e) for e in req + opt]
         out = render.pack(entries, budget=max_bytes, meter=render.ByteMeter(),
                           build=render.items_builder(max_bytes=max_bytes),
@@ -320,9 +355,11 @@ def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
     candidate (it compares the versions of a key)."""
     if f.as_of is not None:
         recs = snap.items(item_ids)
-        return eligible_items([recs[i] for i in item_ids if i in recs], f)
+        return _with_metadata(snap, eligible_items([recs[i] for i in item_ids if i in recs],
+                                                   f), f.where)
     agent = [i for i in item_ids if scope_of.get(i, "").startswith("agent:")]
-    out = eligible_items(snap.items(agent).values(), f) if agent else []
+    out = _with_metadata(snap, eligible_items(snap.items(agent).values(), f),
+                         f.where) if agent else []
     rest = [i for i in item_ids if not scope_of.get(i, "").startswith("agent:")]
     step, seen = max(limit + 10, 40), 0
     for start in range(0, len(rest), step):
@@ -330,7 +367,8 @@ def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
             break
         chunk = rest[start:start + step]
         recs = snap.items(chunk)
-        found = eligible_items([recs[i] for i in chunk if i in recs], f)
+        found = _with_metadata(snap, eligible_items([recs[i] for i in chunk if i in recs], f),
+                               f.where)
         out.extend(found)
         seen += len(found)
     return out
@@ -367,7 +405,8 @@ def small_scope_floor(snap: Any, qvec: Any, scopes: list[str], f: RecallFilter,
     cosine = {d: cos for d, cos, _ in hits if is_item_doc(d)}
     rest = [d for d in cosine if d not in seen]
     recs = snap.items(rest) if rest else {}
-    found = eligible_items([recs[d] for d in rest if d in recs], f)
+    found = _with_metadata(snap, eligible_items([recs[d] for d in rest if d in recs], f),
+                           f.where)
     if f.as_of is not None:  # the fused candidates already hold this key's version then
         held = {(r.scope, r.key) for r, _ in visible if r.cardinality == "single"}
         found = [(r, label) for r, label in found if (r.scope, r.key) not in held]
@@ -409,6 +448,30 @@ def _negated(iso: str) -> tuple[int, ...]:
     return tuple(-ord(c) for c in iso)
 
 
+def _with_metadata(snap: Any, found: list[tuple[Any, str]],
+                   where: ItemFilter | None) -> list[tuple[Any, str]]:
+    """The visible items whose payload metadata passes the filter's metadata tests."""
+    if where is None or not where.metadata or not found:
+        return found
+    payloads = snap.payloads([r.payload_id for r, _ in found])
+    return [(r, shown) for r, shown in found
+            if where.holds_metadata(payloads.get(r.payload_id, {}).get("metadata"))]
+
+
+def _with_sources(kinds: Any, where: ItemFilter | None) -> bool:
+    """Sources join a recall unless a kind, key, status or metadata condition asks for items
+    only (sources have none of those)."""
+    return kinds is None and (where is None or not where.only_items)
+
+
+def _source_in_windows(row: dict[str, Any], where: ItemFilter | None) -> bool:
+    """A source passes the time windows by when it was said (``valid_at``) and recorded."""
+    if where is None:
+        return True
+    return ((where.valid_at is None or where.valid_at.holds(row["occurred_at"]))
+            and (where.recorded_at is None or where.recorded_at.holds(row["recorded_at"])))
+
+
 def _source_entry(t: tuple) -> render.Entry:
     score, _, s, _ = t
     d = {"label": "source", "id": s["source_id"], "scope": s["scope"], "kind": s["kind"],
@@ -423,6 +486,8 @@ def _context_entry(e: render.Entry) -> render.Entry:
     data = {"id": d["id"], "scope": d["scope"], "key": d["key"], "value": d["value"],
             "kind": d["kind"], "status": d["status"], "valid_at": d["valid_at"],
             "source": d["sources"][0] if d["sources"] else None}
+    if d.get("metadata"):
+        data["metadata"] = d["metadata"]
     if e.required:
         data["constraint"] = True
     return render.Entry(e.channel, data, "", e.required)

@@ -63,6 +63,7 @@ class ItemView(_Dict):
     seen_count: int
     legal_hold: bool
     keep_until: str | None
+    metadata: dict[str, Any] | None = None
 
     @classmethod
     def build(cls, rec: ItemRecord, payload: dict[str, Any] | None) -> ItemView:
@@ -75,6 +76,7 @@ class ItemView(_Dict):
             superseded_by=rec.superseded_by, conflict_group=rec.conflict_group,
             created_at=rec.created_at, last_confirmed_at=rec.last_confirmed_at,
             seen_count=rec.seen_count, legal_hold=rec.legal_hold, keep_until=rec.keep_until,
+            metadata=payload.get("metadata"),
         )
 
 
@@ -109,3 +111,5 @@ class Page(_Dict):
 
     items: list[ItemView]
     next_cursor: str | None
+    #: How many items match the listing's filters in all (every page, not just this one).
+    total: int | None = None

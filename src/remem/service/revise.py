@@ -14,10 +14,12 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from remem.domain.limits import MAX_OBSERVE_BYTES, check_text
 from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.service.guard import hidden
+from remem.service.intake import scoped_key
 
 
 def revise(memory: Any, scope: str, key: str, value: Any, *, change_kind: str,
@@ -48,11 +50,15 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
              target: str | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
     """Stores feedback with its origin; returns {feedback_id, origin, graded: False}."""
     Scope.parse(scope)
+    for name, v in (("text", text), ("actor", actor), ("source_ref", source_ref),
+                    ("target", target)):
+        check_text(v, f"input.{name}", MAX_OBSERVE_BYTES if name == "text" else 512)
     if role not in ("agent", "assistant", "user"):
         raise InvalidInput("feedback role must be agent (self-report) or user (a person).",
                            field="input.role")
     origin = "user_statement" if role == "user" else "agent_statement"
-    fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL, f"{memory.id}/{idempotency_key}").hex[:20]
+    fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL,
+                                   f"{memory.id}/{scoped_key(scope, idempotency_key)}").hex[:20]
                    if idempotency_key else uuid.uuid4().hex[:20])
     existing = memory.store.feedback_row(memory.id, fid)
     if existing is None:

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from remem.domain.events import Event, EventType
+from remem.domain.filters import dump_metadata
 from remem.domain.limits import MAX_OBSERVE_BYTES, MAX_STORED_SOURCE_ID_BYTES, ROLES, check_text
 from remem.domain.model import Scope
 from remem.domain.sourcelog import (
@@ -63,6 +64,20 @@ def _source_id(source_id: str | None, idempotency_key: str | None) -> str:
     return "obs_" + uuid.uuid4().hex
 
 
+def _own_source(reader: Any, sid: str, scope: str) -> tuple[str, dict[str, Any] | None]:
+    """The id a source has in ``scope`` and its row if already recorded there.
+
+    Source ids are per scope: an id another scope already holds is stored in this scope's
+    namespace (``user:b/turn-1``, as a scoped token's ids are), so the same id in two scopes is
+    two sources, never a replay or conflict across scopes.
+    """
+    found = reader.source(sid)
+    if found is None or found["scope"] == scope or sid.startswith(f"{scope}/"):
+        return sid, found
+    own = f"{scope}/{sid}"
+    return own, reader.source(own)
+
+
 def _receipt(row: dict[str, Any], accepted_seq: int | None, replayed: bool) -> SourceReceipt:
     return SourceReceipt(
         source_id=row["source_id"], run_id=row["run_id"], sequence=row["sequence"],
@@ -74,6 +89,8 @@ def _receipt(row: dict[str, Any], accepted_seq: int | None, replayed: bool) -> S
 
 def _same(row: dict[str, Any], want: dict[str, Any], text: str) -> bool:
     for k, v in want.items():
+        if k == "metadata" and row.get("text") is None:
+            continue  # erased with the text
         if v is not None and row[k] != v:
             return False
     if row.get("text") is None or row.get("salt") is None:
@@ -107,7 +124,8 @@ class SourceService:
                 source_id: str | None = None, run_id: str | None = None,
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None,
-                recorded_by: str | None = None) -> SourceReceipt:
+                recorded_by: str | None = None,
+                metadata: dict[str, Any] | None = None) -> SourceReceipt:
         """Records a source; see the module docstring for identity rules.
 
         Raises:
@@ -121,17 +139,17 @@ class SourceService:
         at_given = to_iso(occurred_at) if occurred_at is not None else None
         sid = _source_id(source_id, idempotency_key)
         want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,
-                "occurred_at": at_given}
+                "occurred_at": at_given, "metadata": dump_metadata(metadata)}
         index = self.embedding.index
         with index.read(self.ctx.id) as snap:
-            found = snap.source(sid)
+            sid, found = _own_source(snap, sid, scope)
             if found is not None:
                 return _replay(found, want, text, snap.source_event_seq(sid))
         vec = self.embedding.embed([text])[0]
         now = to_iso(self.ctx.clock.now())
         with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             w = index.writer(uow)
-            found = w.source(sid)
+            sid, found = _own_source(w, sid, scope)
             if found is not None:
                 return _replay(found, want, text,
                                index.in_transaction(uow).source_event_seq(sid))
@@ -141,7 +159,7 @@ class SourceService:
                    "kind": kind, "role": role, "actor": actor,
                    "occurred_at": at_given or now, "recorded_at": now,
                    "digest": text_digest(salt, text), "salt": salt, "text": text,
-                   "prev_hash": prev,
+                   "prev_hash": prev, "metadata": dump_metadata(metadata),
                    # the speaker's own UTC offset: relative dates resolve in their zone
                    "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
                                      if occurred_at is not None else None)}

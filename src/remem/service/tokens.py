@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remem.domain.access import ADMIN_SUBJECT, Principal, Role
+from remem.domain.jsondoc import has_lone_surrogate, lone_surrogate
 from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput, NotFoundOrNotVisible, Unauthenticated
@@ -79,6 +80,8 @@ class Tokens:
         _check_memory_id(memory_id)
         role = _role(role)
         subject = _subject(subject)
+        if isinstance(label, str) and has_lone_surrogate(label):
+            raise lone_surrogate("label")
         if label is not None and (not isinstance(label, str) or len(label.encode()) > 256):
             raise InvalidInput("label must be a string of at most 256 bytes.", field="label")
         token_id = secrets.token_hex(8)

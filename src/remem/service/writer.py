@@ -22,6 +22,7 @@ from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnCh
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
 from remem.errors import HeadMoved, IdempotencyConflict
+from remem.service.intake import scoped_key
 from remem.service.results import WriteResult
 
 
@@ -40,6 +41,9 @@ class WriteRequest:
     #: World time the caller stated (valid_at or source.occurred_at); None when it defaulted
     #: to "now", which is not part of the request's meaning (a retry must replay).
     stated_valid_at: datetime | None = None
+    #: Item metadata (``domain.filters.parse_metadata``); None: not given, so an item that
+    #: supersedes or corrects another inherits that one's metadata.
+    metadata: dict[str, Any] | None = None
 
 
 class Writer:
@@ -108,9 +112,11 @@ class Writer:
                               to_iso(req.stated_valid_at) if req.stated_valid_at else None,
                               to_iso(c.valid_until) if c.valid_until else None,
                               c.source.id, c.source.text, c.source.role,
-                              req.expected_revision, req.replaces])
-        if req.idempotency_key:
-            found = uow.idempotency_get(req.idempotency_key)
+                              req.expected_revision, req.replaces]
+                             + ([req.metadata] if req.metadata is not None else []))
+        idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
+        if idem_key:
+            found = uow.idempotency_get(idem_key)
             if found is not None:
                 return _replay(found, idem_digest, req.idempotency_key)
         head, _ = uow.head()
@@ -118,7 +124,9 @@ class Writer:
         state = key_state(proj, scope, key)
         now = self.clock.now()
         salt = os.urandom(16)
-        payload = {"value": c.value, "quote": c.source.text}
+        payload: dict[str, Any] = {"value": c.value, "quote": c.source.text}
+        if req.metadata:
+            payload["metadata"] = req.metadata
         card, on_change = self.policy(key)
         decision = decide(
             state, c, memory_id=self.memory_id, claim_secret=self.claim_secret,
@@ -127,8 +135,8 @@ class Writer:
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
-        if req.idempotency_key and decision.outcome is not Outcome.FORGOTTEN:
-            uow.idempotency_put(req.idempotency_key, idem_digest, result.to_dict(),
+        if idem_key and decision.outcome is not Outcome.FORGOTTEN:
+            uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
 
@@ -142,8 +150,11 @@ class Writer:
             proj.apply_all(stored)
             if decision.new_item:
                 added = next(e for e in decision.events if e.type is EventType.ITEM_ADDED)
+                metadata = payload.get("metadata")
+                if req.metadata is None:
+                    metadata = _inherited_metadata(uow, proj, decision.item_id)
                 uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
-                                payload["quote"], salt)
+                                payload["quote"], salt, metadata)
                 new_payloads.append((decision.item_id, added.data["payload_id"], payload))
             uow.save(proj)
             for hook in self.on_commit:
@@ -201,6 +212,15 @@ def append_events(uow: Any, events: list[Event], *, actor: str, at: str,
                    expected_seq=expected_seq)
     uow.insert_events(stored)
     return stored
+
+
+def _inherited_metadata(uow: Any, proj: Projection, item_id: str) -> dict[str, Any] | None:
+    """The metadata of the item the new item superseded or corrected (None: there is none,
+    or it had none)."""
+    for rec in proj.items.values():
+        if rec.superseded_by == item_id and rec.item_id != item_id:
+            return uow.payload_metadata(rec.item_id)
+    return None
 
 
 def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str) -> WriteResult:

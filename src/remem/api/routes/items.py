@@ -3,6 +3,7 @@ and inspect of one key. Under ``/memory/{memory_id}``."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import Query
@@ -14,6 +15,7 @@ from remem.api.schemas import (
     SCOPE_PATTERN,
     CorrectIn,
     ErasureReportOut,
+    ForgetScopeIn,
     HistoryOut,
     HoldIn,
     HoldOut,
@@ -24,8 +26,10 @@ from remem.api.schemas import (
     RememberIn,
     RetentionIn,
     RetentionOut,
+    UtcDatetime,
     WriteResultOut,
 )
+from remem.errors import InvalidInput
 
 router = make_router(["items"], prefix="/memory/{memory_id}")
 SCOPE_DOC = {"pattern": SCOPE_PATTERN}
@@ -48,12 +52,29 @@ def list_items(
                                               "and conflict.")] = None,
     cursor: Annotated[str | None, Query(max_length=1024)] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    filters: Annotated[str | None, Query(max_length=8192, description="A JSON filter object "
+                                         "(the recall body's 'filters'), e.g. "
+                                         '{"metadata": {"app": "crm"}}.')] = None,
+    now: Annotated[UtcDatetime | None, Query(description="Relative filter times resolve "
+                                             "against it (default: the server clock).")] = None,
 ) -> Any:
-    """Items of visible scopes, ordered by id; follow ``next_cursor`` until it is null."""
+    """Items of visible scopes, ordered by id; follow ``next_cursor`` until it is null.
+    ``total`` counts every matching item."""
     wanted: Any = "all" if status == ["all"] else status
     page = memory.items(scope=scope, key=key, kind=kind, status=wanted, cursor=cursor,
-                        limit=limit)
+                        limit=limit, filters=_json_filters(filters), now=now)
     return page.to_dict()
+
+
+def _json_filters(text: str | None) -> Any:
+    """The ``filters`` query parameter parsed as JSON (400 invalid_input when it is not)."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput("filters is not JSON; send an object such as "
+                           '{"metadata": {"app": "crm"}}.', field="filters") from exc
 
 
 @router.post("/items", response_model=WriteResultOut, summary="Remember")
@@ -62,7 +83,7 @@ def remember(body: RememberIn, memory: Caller) -> Any:
     result = memory.remember(
         body.scope, body.key, body.value, kind=body.kind, valid_at=body.valid_at,
         valid_until=body.valid_until, source=_source(body),
-        idempotency_key=body.idempotency_key)
+        idempotency_key=body.idempotency_key, metadata=body.metadata)
     return result.to_dict()
 
 
@@ -76,7 +97,7 @@ def correct_item(item_id: str, body: CorrectIn, memory: Caller) -> Any:
     """Corrects the item's key (the old value was never true) at ``expected_revision``."""
     result = memory.correct_item(
         item_id, body.value, expected_revision=body.expected_revision, kind=body.kind,
-        source=_source(body), idempotency_key=body.idempotency_key)
+        source=_source(body), idempotency_key=body.idempotency_key, metadata=body.metadata)
     return result.to_dict()
 
 
@@ -90,6 +111,13 @@ def item_history(item_id: str, memory: Caller) -> Any:
 def forget_item(item_id: str, memory: Caller) -> Any:
     """Erases the item and every copy of its claim; returns the erasure report."""
     return memory.forget(item_id).to_dict()
+
+
+@router.post("/forget-scope", response_model=ErasureReportOut, summary="Forget a whole scope")
+def forget_scope(body: ForgetScopeIn, memory: Caller) -> Any:
+    """Erases every item and source of one scope (owner/admin, or the scope's own writer);
+    409 legal_hold_active when items are held (nothing erased)."""
+    return memory.forget_scope(body.scope).to_dict()
 
 
 @router.post("/items/{item_id}/archive", response_model=ItemStateOut, summary="Archive")

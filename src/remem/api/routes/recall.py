@@ -35,7 +35,8 @@ def observe(body: ObserveIn, memory: Caller) -> Any:
     """Records a captured input (a source) durably and returns its receipt."""
     receipt = memory.observe(
         body.scope, body.text, role=body.role, source_id=body.source_id, run_id=body.run_id,
-        occurred_at=body.occurred_at, kind=body.kind, idempotency_key=body.idempotency_key)
+        occurred_at=body.occurred_at, kind=body.kind, idempotency_key=body.idempotency_key,
+        metadata=body.metadata)
     return receipt.to_dict()
 
 
@@ -48,7 +49,8 @@ def recall(body: RecallIn, memory: Caller) -> Response:
         body.scopes, body.query, budget_tokens=body.budget_tokens,
         tokenizer=body.tokenizer, valid_at=body.valid_at, kinds=body.kinds,
         include_history=body.include_history, limit=body.limit,
-        after=body.after, deadline_ms=body.deadline_ms)
+        after=body.after, deadline_ms=body.deadline_ms, mode=body.mode, filters=body.filters,
+        now=body.now)
     return _measured(result)
 
 
@@ -59,7 +61,8 @@ def context(body: ContextIn, memory: Caller) -> Response:
     """Relevant items within ``max_bytes`` UTF-8 bytes (instantKV context)."""
     result = memory.context(body.scopes, body.query,
                                    max_bytes=body.max_bytes, kinds=body.kinds,
-                                   valid_at=body.valid_at)
+                                   valid_at=body.valid_at, mode=body.mode,
+                                   filters=body.filters, now=body.now)
     return _measured(result)
 
 

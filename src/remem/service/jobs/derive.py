@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from remem.domain import operations as ops
+from remem.domain.filters import load_metadata
 from remem.domain.limits import validate_candidate
 from remem.domain.model import Authority, Candidate, Kind, Scope, Source
 from remem.domain.timefmt import from_iso
@@ -44,8 +45,9 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
     claims = memory.extractor.extract(row["text"], role=row["role"], occurred_at=occurred)
     outcomes: dict[str, int] = {}
     scope = Scope.parse(row["scope"])
+    metadata = load_metadata(row.get("metadata"))
     for c in claims:
-        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred)
+        outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred, metadata)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     written = sum(n for o, n in outcomes.items() if o not in ("forgotten", "invalid"))
     if written:
@@ -60,7 +62,7 @@ def derive_source(memory: Any, source_id: str) -> dict[str, Any]:
 
 
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
-               occurred) -> str:
+               occurred, metadata: dict[str, Any] | None = None) -> str:
     if getattr(c, "operation", "assert") == "retract":
         cid = memory.writer.claim_id(str(scope), c.key, c.value)
         op = memory.writer.operate(str(scope), c.key, "system:derive",
@@ -85,7 +87,7 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
     r = memory.writer.write(WriteRequest(cand, Authority.AUTOMATIC, "system:derive",
                                          judgement=judgement, idempotency_key=idem,
-                                         intent="derive"))
+                                         intent="derive", metadata=metadata))
     return r.outcome
 
 

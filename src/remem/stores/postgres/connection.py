@@ -65,6 +65,9 @@ def translated(url: str) -> Iterator[None]:
         log.warning("no pooled connection to %s: %s", redacted(url), exc)
         raise StoreUnavailable("No PostgreSQL connection became available in time; retry, "
                                "or raise the pool size.") from exc
+    except UnicodeEncodeError as exc:  # a lone surrogate psycopg cannot encode as UTF-8
+        raise InvalidInput("Text contains a lone UTF-16 surrogate; it cannot be stored as "
+                           "UTF-8. Send valid Unicode.", field="text") from exc
     except (pgerr.UntranslatableCharacter, pgerr.CharacterNotInRepertoire) as exc:
         raise InvalidInput("Text contains a character PostgreSQL cannot store (NUL, \\u0000);"
                            " remove it.", field="text") from exc

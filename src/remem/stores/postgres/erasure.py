@@ -124,7 +124,8 @@ def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequenc
         return 0
     conn.execute("UPDATE receipts SET digest=%s WHERE memory_id=%s AND source_id = ANY(%s)",
                  (REDACTED_DIGEST, memory_id, list(source_ids)))
-    return conn.execute("UPDATE sources SET text=NULL, salt=NULL, redacted_at=%s WHERE "
+    return conn.execute("UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
+                        "redacted_at=%s WHERE "
                         "memory_id=%s AND source_id = ANY(%s) AND (text IS NOT NULL OR salt IS "
                         "NOT NULL)", (at, memory_id, list(source_ids))).rowcount
 

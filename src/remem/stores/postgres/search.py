@@ -35,6 +35,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, scope_term
 from remem.stores.sql import sources as source_sql
@@ -358,11 +359,11 @@ class SearchSnapshot:
     def payloads(self, payload_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not payload_ids:
             return {}
-        rows = self.conn.execute("SELECT payload_id, value, quote FROM payloads WHERE "
-                                 "memory_id=%s AND payload_id = ANY(%s)",
+        rows = self.conn.execute("SELECT payload_id, value, quote, metadata FROM payloads "
+                                 "WHERE memory_id=%s AND payload_id = ANY(%s)",
                                  (self.memory_id, list(payload_ids)))
-        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"]}
-                for r in rows}
+        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
+                                  "metadata": load_metadata(r["metadata"])} for r in rows}
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
         """Source ids per item from its provenance, oldest first."""

@@ -84,6 +84,47 @@ class SqlJobs(SqlStore):
             args.append(kind)
         return self._one(q, args)["n"]
 
+    def job_health(self, memory_id: str, now: str) -> dict[str, Any]:
+        """Open and failed jobs of one memory, for ``status`` (index health).
+
+        Args:
+            now: the service clock's time (ISO UTC); a queued job with a later ``run_at`` is
+                scheduled, not pending.
+
+        Returns:
+            ``{"kinds": {kind: {"pending", "running", "scheduled", "failed"}},
+            "oldest_pending_at": run_at of the oldest due open job or None,
+            "last_error": {"job_id", "kind", "state", "at", "error"} or None}``; the error is
+            the stored text (the service makes it presentable).
+        """
+        rows = self._all(
+            "SELECT kind, state, due, count(*) AS n, min(run_at) AS oldest FROM (SELECT "
+            "kind, state, run_at, CASE WHEN run_at <= ? THEN 1 ELSE 0 END AS due FROM jobs "
+            "WHERE memory_id=? AND state IN ('queued','running','failed')) j "
+            "GROUP BY kind, state, due", (now, memory_id))
+        kinds: dict[str, dict[str, int]] = {}
+        oldest = None
+        for r in rows:
+            k = kinds.setdefault(r["kind"], {"pending": 0, "running": 0, "scheduled": 0,
+                                             "failed": 0})
+            name = {"failed": "failed", "running": "running"}.get(
+                r["state"], "pending" if r["due"] else "scheduled")
+            k[name] += r["n"]
+            if name in ("pending", "running") and (oldest is None or r["oldest"] < oldest):
+                oldest = r["oldest"]
+        err = self._one("SELECT job_id, kind, state, updated_at AS at, last_error AS error "
+                        "FROM jobs WHERE memory_id=? AND last_error IS NOT NULL AND state <> "
+                        "'done' ORDER BY updated_at DESC, " + self.dialect.bytewise("job_id")
+                        + " DESC LIMIT 1", (memory_id,))
+        return {"kinds": kinds, "oldest_pending_at": oldest, "last_error": err}
+
+    def receipt_phases(self, memory_id: str) -> dict[str, int]:
+        """Receipts of one memory counted per phase (recorded, processed, available,
+        failed); phases without receipts are absent."""
+        rows = self._all("SELECT phase, count(*) AS n FROM receipts WHERE memory_id=? "
+                         "GROUP BY phase", (memory_id,))
+        return {r["phase"]: r["n"] for r in rows}
+
     def job_scheduled(self, memory_id: str, kind: str) -> dict[str, Any] | None:
         return self._one("SELECT * FROM jobs WHERE memory_id=? AND kind=? AND "
                          "state='queued' ORDER BY run_at LIMIT 1", (memory_id, kind))
@@ -226,6 +267,20 @@ class SqlJobs(SqlStore):
                          "('current','conflict') GROUP BY scope, key HAVING count(*) > 1 "
                          f"ORDER BY {d.bytewise('scope')}, {d.bytewise('key')}", (memory_id,))
         return [(r["scope"], r["key"]) for r in rows]
+
+    def scope_contents(self, memory_id: str, scope: str) -> tuple[list[Any], list[str]]:
+        """What a forget of a whole scope erases: its items not yet forgotten (any other
+        status, by key then revision) and the ids of its sources whose text is still held."""
+        from remem.stores.sql.rows import row_to_item
+
+        d = self.dialect
+        items = self._all("SELECT * FROM items WHERE memory_id=? AND scope=? AND status <> "
+                          f"'forgotten' ORDER BY {d.bytewise('key')}, revision, created_seq",
+                          (memory_id, scope))
+        sources = self._all("SELECT source_id FROM sources WHERE memory_id=? AND scope=? AND "
+                            f"text IS NOT NULL ORDER BY {d.bytewise('source_id')}",
+                            (memory_id, scope))
+        return [row_to_item(r) for r in items], [r["source_id"] for r in sources]
 
     def items_from_source(self, memory_id: str, source_id: str) -> list[str]:
         """Items whose provenance names the source."""

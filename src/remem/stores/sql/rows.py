@@ -47,3 +47,4 @@ class RecallRow(NamedTuple):
     valid_until: str | None
     payload_id: str
     source_id: str | None
+    created_at: str  # recorded time (the ``recorded_at`` filter window)

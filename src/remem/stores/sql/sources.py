@@ -18,7 +18,7 @@ from remem.stores.sql.dialect import dialect_for
 
 COLUMNS = ("memory_id", "source_id", "run_id", "sequence", "scope", "kind", "role", "actor",
            "occurred_at", "recorded_at", "digest", "salt", "text", "prev_hash", "entry_hash",
-           "tz_offset_min")
+           "tz_offset_min", "metadata")
 _INSERT = (f"INSERT INTO sources({', '.join(COLUMNS)}) VALUES "
            f"({', '.join('?' * len(COLUMNS))})")
 _CHUNK = 500

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from remem.domain.events import upcast
+from remem.domain.filters import ItemFilter, load_metadata
 from remem.domain.fold import ItemRecord, Projection
 from remem.domain.ledger import ChainBreak, verify_chain
 from remem.errors import AlreadyExists, IntegrityError, NotFound
@@ -159,26 +160,92 @@ class SqlStore:
 
     def items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
               kind: str | None = None, statuses: list[str] | None = None,
-              after: str | None = None, limit: int = 100) -> list[ItemRecord]:
+              after: str | None = None, limit: int = 100,
+              where: ItemFilter | None = None) -> list[ItemRecord]:
         """Items ordered by item_id (bytewise), filtered; ``after`` is the last id of the
-        previous page."""
+        previous page. ``where`` adds the column conditions of a ``domain.filters`` filter
+        (its metadata tests are the caller's: see :meth:`item_metadata`)."""
         d = self.dialect
-        q = ["SELECT * FROM items WHERE memory_id=?"]
-        args: list[Any] = [memory_id]
-        for col, val in (("scope", scope), ("key", key), ("kind", kind)):
-            if val is not None:
-                q.append(f"AND {col}=?")
-                args.append(val)
-        if statuses:
-            test, more = d.any_of("status", statuses)
-            q.append("AND " + test)
-            args.extend(more)
+        q, args = self._item_conditions(memory_id, scope, key, kind, statuses, where)
         if after:
             q.append(f"AND {d.bytewise('item_id')} > ?")
             args.append(after)
         q.append(f"ORDER BY {d.bytewise('item_id')} LIMIT ?")
         args.append(limit)
-        return [row_to_item(r) for r in self._all(" ".join(q), args)]
+        return [row_to_item(r) for r in self._all("SELECT * FROM items WHERE "
+                                                  + " ".join(q), args)]
+
+    def count_items(self, memory_id: str, *, scope: str | None = None, key: str | None = None,
+                    kind: str | None = None, statuses: list[str] | None = None,
+                    where: ItemFilter | None = None) -> int:
+        """How many items :meth:`items` would list over every page (same conditions)."""
+        q, args = self._item_conditions(memory_id, scope, key, kind, statuses, where)
+        row = self._one("SELECT count(*) AS n FROM items WHERE " + " ".join(q), args)
+        return int((row or {}).get("n") or 0)
+
+    def item_metadata(self, memory_id: str, *, scope: str | None = None,
+                      key: str | None = None, kind: str | None = None,
+                      statuses: list[str] | None = None,
+                      where: ItemFilter | None = None) -> list[tuple[str, Any]]:
+        """``(item_id, metadata or None)`` of every item matching the column conditions,
+        ordered by item_id (bytewise): what a metadata-filtered listing evaluates."""
+        d = self.dialect
+        q, args = self._item_conditions(memory_id, scope, key, kind, statuses, where,
+                                        prefix="i.")
+        rows = self._all("SELECT i.item_id AS item_id, p.metadata AS metadata FROM items i "
+                         "LEFT JOIN payloads p ON p.memory_id = i.memory_id AND "
+                         "p.payload_id = i.payload_id WHERE " + " ".join(q)
+                         + f" ORDER BY {d.bytewise('i.item_id')}", args)
+        return [(r["item_id"], load_metadata(r["metadata"])) for r in rows]
+
+    def items_by_id(self, memory_id: str, item_ids: list[str]) -> list[ItemRecord]:
+        """The items of ``item_ids`` that exist, in the order given."""
+        found: dict[str, ItemRecord] = {}
+        for i in range(0, len(item_ids), _CHUNK):
+            test, args = self.dialect.any_of("item_id", item_ids[i:i + _CHUNK])
+            for r in self._all(f"SELECT * FROM items WHERE memory_id=? AND {test}",
+                               (memory_id, *args)):
+                found[r["item_id"]] = row_to_item(r)
+        return [found[i] for i in item_ids if i in found]
+
+    def _item_conditions(self, memory_id: str, scope: str | None, key: str | None,
+                         kind: str | None, statuses: list[str] | None,
+                         where: ItemFilter | None, prefix: str = "",
+                         ) -> tuple[list[str], list[Any]]:
+        """SQL conditions (``?`` placeholders) and arguments of an items listing."""
+        d = self.dialect
+        q = [f"{prefix}memory_id=?"]
+        args: list[Any] = [memory_id]
+        for col, val in (("scope", scope), ("key", key), ("kind", kind)):
+            if val is not None:
+                q.append(f"AND {prefix}{col}=?")
+                args.append(val)
+        if statuses:
+            test, more = d.any_of(prefix + "status", statuses)
+            q.append("AND " + test)
+            args.extend(more)
+        if where is None:
+            return q, args
+        for col, one in (("kind", where.kind), ("key", where.key), ("status", where.status)):
+            if one is None:
+                continue
+            if one.allowed is not None:
+                test, more = d.any_of(prefix + col, sorted(one.allowed) or [""])
+                q.append("AND " + test)
+                args.extend(more)
+            if one.refused:
+                test, more = d.any_of(prefix + col, sorted(one.refused))
+                q.append(f"AND NOT ({test})")
+                args.extend(more)
+        for col, win in (("valid_at", where.valid_at), ("created_at", where.recorded_at)):
+            if win is None:
+                continue
+            for op, sql in (("gte", ">="), ("gt", ">"), ("lte", "<="), ("lt", "<")):
+                bound = getattr(win, op)
+                if bound is not None:
+                    q.append(f"AND {prefix}{col} {sql} ?")
+                    args.append(bound)
+        return q, args
 
     def key_items(self, memory_id: str, scope: str, key: str) -> list[ItemRecord]:
         rows = self._all("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=? "
@@ -203,9 +270,10 @@ class SqlStore:
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), _CHUNK):
             test, args = self.dialect.any_of("payload_id", payload_ids[i:i + _CHUNK])
-            for r in self._all(f"SELECT payload_id, value, quote FROM payloads WHERE "
-                               f"memory_id=? AND {test}", (memory_id, *args)):
-                out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"]}
+            for r in self._all(f"SELECT payload_id, value, quote, metadata FROM payloads "
+                               f"WHERE memory_id=? AND {test}", (memory_id, *args)):
+                out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"],
+                                        "metadata": load_metadata(r["metadata"])}
         return out
 
     def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from remem.domain.filters import dump_metadata, load_metadata
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY, Head, encode_data
 from remem.errors import HeadMoved
@@ -117,11 +118,18 @@ class SqlUnitOfWork:
 
     # --- payloads ------------------------------------------------------------------------
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
-                    salt: bytes) -> None:
-        self._x("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt) "
-                "VALUES (?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                    salt: bytes, metadata: dict[str, Any] | None = None) -> None:
+        self._x("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt, "
+                "metadata) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
-                 quote, salt))
+                 quote, salt, dump_metadata(metadata)))
+
+    def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
+        """The metadata of an item's payload (None: none, or erased)."""
+        row = self._x("SELECT p.metadata FROM items i JOIN payloads p ON p.memory_id = "
+                      "i.memory_id AND p.payload_id = i.payload_id WHERE i.memory_id=? AND "
+                      "i.item_id=?", (self.memory_id, item_id)).fetchone()
+        return load_metadata(row["metadata"]) if row else None
 
     # --- erasure -------------------------------------------------------------------------
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,

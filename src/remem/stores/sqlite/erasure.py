@@ -220,7 +220,8 @@ def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequenc
         return 0
     conn.execute(f"UPDATE receipts SET digest=? WHERE memory_id=? AND source_id IN "
                  f"({_in(source_ids)})", (REDACTED_DIGEST, memory_id, *source_ids))
-    return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, redacted_at=? WHERE "
+    return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
+                        f"redacted_at=? WHERE "
                         f"memory_id=? AND source_id IN ({_in(source_ids)}) AND "
                         f"(text IS NOT NULL OR salt IS NOT NULL)",
                         (at, memory_id, *source_ids)).rowcount

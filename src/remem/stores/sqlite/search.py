@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
 from remem.stores.sql import sources as source_sql
@@ -249,10 +250,11 @@ class SearchSnapshot:
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), 500):
             chunk = list(payload_ids[i:i + 500])
-            for r in self.conn.execute(f"SELECT payload_id, value, quote FROM payloads WHERE "
-                                       f"memory_id=? AND payload_id IN ({_in(chunk)})",
-                                       (self.memory_id, *chunk)):
-                out[r[0]] = {"value": json.loads(r[1]), "quote": r[2]}
+            for r in self.conn.execute(f"SELECT payload_id, value, quote, metadata FROM "
+                                       f"payloads WHERE memory_id=? AND payload_id IN "
+                                       f"({_in(chunk)})", (self.memory_id, *chunk)):
+                out[r[0]] = {"value": json.loads(r[1]), "quote": r[2],
+                             "metadata": load_metadata(r[3])}
         return out
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
