@@ -23,7 +23,7 @@ import remem
 
 HERE = Path(__file__).parent
 OUT = HERE.parent / "bench-out" / "demo"
-BUDGET = 600
+BUDGET = 300
 console = Console()
 
 
@@ -54,8 +54,8 @@ def show_profile(mem: remem.Memory, scopes: list[str]) -> None:
 
 
 def show_recalls(mem: remem.Memory, scopes: list[str], queries: list[str]) -> None:
-    console.print(f"[bold]3. Recall under a {BUDGET}-token budget[/bold] (the whole result, "
-                  "metadata included, is counted with o200k_base)")
+    console.print(f"[bold]3. Recall under a {BUDGET}-token budget[/bold] (its model-facing "
+                  "text is counted with o200k_base; the structured result beside it is not)")
     for q in queries:
         r = mem.recall(scopes, q, budget_tokens=BUDGET)
         facts = "; ".join(f"{i.key}={show(i.value)}" for i in r.items) or "-"

@@ -96,7 +96,7 @@ def test_recall_over_random_items_and_budgets(local_embedder, items, query, budg
                 r = mem.recall(scopes, q, budget_tokens=budget, tokenizer=tokenizer)
             except ResultLimitExceeded:
                 return
-            assert get_tokenizer(tokenizer).count(r.to_json()) <= budget
+            assert get_tokenizer(tokenizer).count(r.text) == r.tokens <= budget
             got, eligible = {i.id for i in r.items}, {i.id for i in full.items}
             assert got <= eligible
             assert r.truncated == (got != eligible)

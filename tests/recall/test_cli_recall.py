@@ -51,7 +51,7 @@ def test_observe_recall_context_and_profile(cli) -> None:
     assert r["sources"][0]["label"] == "source" and r["sources"][0]["id"] == "t1"
     assert r["budget_tokens"] == 600 and r["truncated"] is False
     human = cli("recall", "home city", "--scope", "user:alice", "--budget-tokens", "600")
-    assert 'home_city = "Tokyo"' in human
+    assert 'home_city: "Tokyo"' in human
 
     c = json.loads(cli("--json", "context", "home city", "--scope", "user:alice",
                        "--max-bytes", "512"))

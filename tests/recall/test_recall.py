@@ -106,7 +106,7 @@ def test_archived_items_are_hidden_and_conflicts_are_flagged(mem) -> None:
     assert c.outcome == "conflict"
     r = mem.recall(ALICE, "editor", budget_tokens=2000)
     assert {(i.value, i.status) for i in r.items} == {("vim", "conflict"), ("emacs", "conflict")}
-    assert "[contested]" in r.text
+    assert '- editor: "vim" (fact, contested, 2020-01-01)' in r.text
 
 
 def test_sources_come_back_labelled_source_never_as_facts(mem) -> None:
@@ -114,7 +114,7 @@ def test_sources_come_back_labelled_source_never_as_facts(mem) -> None:
     r = mem.recall(ALICE, "Montreal sister", budget_tokens=2000)
     assert r.items == []
     assert [(s.id, s.label) for s in r.sources] == [("t1", "source")]
-    assert "[source]" in r.text and "not accepted facts" in r.text
+    assert "user:alice sources (raw evidence, not accepted facts)\n- user " in r.text
 
 
 def test_agent_rules_that_match_outrank_similarity_and_never_drop_silently(mem) -> None:
@@ -123,12 +123,12 @@ def test_agent_rules_that_match_outrank_similarity_and_never_drop_silently(mem) 
     mem.remember("agent:bot", "answer_format", "Always answer with tables", kind="rule")
     r = mem.recall([ALICE, "agent:bot"], "answer format tables", budget_tokens=4000)
     assert r.items[0].value == "Always answer with tables" and r.items[0].constraint
-    small = mem.recall([ALICE, "agent:bot"], "answer format tables", budget_tokens=250)
+    small = mem.recall([ALICE, "agent:bot"], "answer format tables", budget_tokens=120)
     assert small.items[0].constraint and small.truncated
     assert small.coverage == {"constraints": "complete", "facts": "incomplete",
                               "sources": "complete"}
     with pytest.raises(ResultLimitExceeded):
-        mem.recall([ALICE, "agent:bot"], "answer format tables", budget_tokens=120)
+        mem.recall([ALICE, "agent:bot"], "answer format tables", budget_tokens=25)
 
 
 def test_kinds_filter_and_basis_seq(mem) -> None:
@@ -139,7 +139,7 @@ def test_kinds_filter_and_basis_seq(mem) -> None:
     assert r.basis_seq == mem.status()["head_seq"] and last.item_id == r.items[0].id
 
 
-def test_the_whole_serialised_result_fits_the_budget_and_truncated_is_exact(mem) -> None:
+def test_the_model_facing_text_fits_the_budget_and_truncated_is_exact(mem) -> None:
     for i in range(25):
         mem.remember(ALICE, f"trip_{i}", f"trip number {i} to the mountains with friends")
     full = mem.recall(ALICE, "mountains trip", budget_tokens=100_000)
@@ -147,7 +147,7 @@ def test_the_whole_serialised_result_fits_the_budget_and_truncated_is_exact(mem)
     tok = get_tokenizer("cl100k_base")
     for budget in (200, 400, 800, 1600):
         r = mem.recall(ALICE, "mountains trip", budget_tokens=budget, tokenizer="cl100k_base")
-        assert tok.count(r.to_json()) == r.tokens <= budget
+        assert tok.count(r.text) == r.tokens <= budget
         assert r.truncated == (len(r.items) < 25)
         assert r.coverage["facts"] == ("incomplete" if r.truncated else "complete")
 

@@ -214,9 +214,9 @@ def test_the_recall_playground_counts_the_same_tokens_as_the_api(ctx, site):
     r = site.api("POST", "/memory/m1/recall", "writer", json={
         "scopes": ["user:alice"], "query": "where does alice live", "budget_tokens": 400})
     assert r.status_code == 200
-    assert shown_text == r.text  # exactly the bytes the API sends the model
-    assert shown_tokens == get_tokenizer("o200k_base").count(r.text) <= 400
     doc = json.loads(r.text)
+    assert shown_text == doc["text"]  # exactly the model-facing text the API returns
+    assert shown_tokens == get_tokenizer("o200k_base").count(doc["text"]) <= 400
     assert "Lyon" in [it["value"] for it in doc["items"]]
     assert page.locator("[data-recalled]", has_text="Lyon").count() == 1
     assert page.locator("[data-truncated]").inner_text() == ("yes" if doc["truncated"]

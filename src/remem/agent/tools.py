@@ -66,6 +66,22 @@ __all__ = [
     "WRITABLE_KINDS", "MemoryTools", "suggest_key", "tool_schema", "tool_schemas",
 ]
 
+
+def _within(out: dict[str, Any], budget: int, tokenizer: str) -> dict[str, Any]:
+    """The tool result trimmed to ``budget`` tokens of its JSON: recall budgets its compact
+    text, and this structured shape costs more, so the lowest-ranked sources, then items, are
+    dropped (``truncated`` and their channel's coverage say so)."""
+    from remem.providers.registry import build_tokenizer
+
+    tok = build_tokenizer(tokenizer)
+    while tok.count(json.dumps(out)) > budget and (out["sources"] or out["items"]):
+        channel, rows = ("sources", out["sources"]) if out["sources"] else ("facts",
+                                                                            out["items"])
+        rows.pop()
+        out["truncated"] = True
+        out["coverage"][channel] = "incomplete"
+    return out
+
 class MemoryTools:
     """Dispatches tool calls to one memory, for one caller.
 
@@ -132,7 +148,7 @@ class MemoryTools:
         Returns:
             ``{"ok", "items": [{id, key, value, kind, status, scope, valid_at}],
             "sources": [{id, label, role, occurred_at, text}], "truncated", "coverage"}``;
-            smaller than the recall document measured against ``budget_tokens``.
+            its JSON fits ``budget_tokens`` (lowest-ranked entries dropped, see ``_within``).
 
         Raises:
             InvalidInput: empty query, a budget outside 64-4000, an unknown mode, or a
@@ -143,14 +159,15 @@ class MemoryTools:
         budget = _budget(budget_tokens)
         result = self.memory.recall(self.binding.read_scopes, query, budget_tokens=budget,
                                     mode=mode, filters=filters)
-        return {"ok": True,
-                "items": [{"id": i.id, "key": i.key, "value": i.value, "kind": i.kind,
-                           "status": i.status, "scope": i.scope, "valid_at": i.valid_at}
-                          for i in result.items],
-                "sources": [{"id": s.id, "label": s.label, "role": s.role,
-                             "occurred_at": s.occurred_at, "text": s.text}
-                            for s in result.sources],
-                "truncated": result.truncated, "coverage": result.coverage}
+        return _within({"ok": True,
+                        "items": [{"id": i.id, "key": i.key, "value": i.value, "kind": i.kind,
+                                   "status": i.status, "scope": i.scope,
+                                   "valid_at": i.valid_at} for i in result.items],
+                        "sources": [{"id": s.id, "label": s.label, "role": s.role,
+                                     "occurred_at": s.occurred_at, "text": s.text}
+                                    for s in result.sources],
+                        "truncated": result.truncated, "coverage": dict(result.coverage)},
+                       budget, result.tokenizer)
 
     def remember(self, key: Any, value: Any, kind: Any = None) -> dict[str, Any]:
         """Remembers ``value`` under ``key`` in the caller's scope (explicit remember).

@@ -1,4 +1,5 @@
-"""CLI: ``remem bench locomo`` and ``remem bench scale`` (thin: parse, run, render)."""
+"""CLI: ``remem bench locomo``, ``scale``, ``render`` and ``everyday`` (thin: parse, run,
+render)."""
 
 from __future__ import annotations
 
@@ -116,4 +117,48 @@ def register(app: typer.Typer) -> None:
                               f"(x{g['per_10x']} per 10x; goal <= x{g['goal_per_10x']}: "
                               f"{'met' if g['ok'] else 'NOT met'})")
             console.print(f"wrote {out / 'results.json'} and {out / 'scale.png'}")
+        run(body)
+
+    @bench.command("render")
+    def bench_render(
+        out: Annotated[Path, typer.Option(help="Directory for results.json and render.png.")
+                       ] = Path("bench-out/render"),
+    ) -> None:
+        """Tokens of a recall result before/after the compact rendering: empty result, per
+        fact, per source line, and how many facts fit at budgets 50/100/200/300."""
+        from remem.bench.render_bench import rich_table, run_render
+
+        def body():
+            doc = run_render(out)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            console.print(f"wrote {out / 'results.json'} and {out / 'render.png'}")
+        run(body)
+
+    @bench.command("everyday")
+    def bench_everyday(
+        out: Annotated[Path, typer.Option(help="Directory for the SQLite file, results.json "
+                                               "and everyday.png.")] = Path(
+            "bench-out/everyday"),
+        limit_queries: Annotated[int | None, typer.Option(
+            help="Only the first N queries (and no held-out set).")] = None,
+        budget_tokens: Annotated[int, typer.Option(help="Recall budget per query.")] = 300,
+    ) -> None:
+        """Top-3 hit rate of the expected fact for everyday requests over a small profile;
+        prints the misses."""
+        from remem.bench.everyday_bench import miss_lines, rich_table, run_everyday
+
+        def body():
+            if limit_queries is not None and limit_queries < 1:
+                raise InvalidInput("--limit-queries must be at least 1.", field="limit_queries")
+            doc = run_everyday(out, limit_queries=limit_queries, budget_tokens=budget_tokens)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            for line in miss_lines(doc):
+                console.print(line, markup=False)
+            console.print(f"wrote {out / 'results.json'} and {out / 'everyday.png'}")
         run(body)

@@ -54,11 +54,52 @@ KEY_HINTS: dict[str, tuple[str, ...]] = {
 }
 
 
+_FOOD = ("diet", "allergies")
+_HOME = ("home_city",)
+_FAMILY = ("children", "partner")
+_LEISURE = ("hobbies", "likes")
+_SCHEDULE = ("work_schedule", "timezone")
+#: Everyday requests and the profile keys that constrain them ("book a restaurant" needs the
+#: diet and allergies, "nearby" the home city): a general vocabulary by domain (food, place,
+#: family, leisure, schedule, travel, pets, car, work), not tuned to any query set. Read after
+#: :data:`KEY_HINTS`.
+NEED_HINTS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("restaurant", "restaurants", "dinner", "lunch", "breakfast", "brunch",
+                     "meal", "meals", "cook", "cooking", "recipe", "recipes", "snack",
+                     "snacks", "groceries", "grocery", "menu", "dish", "dishes", "bake",
+                     "takeaway", "takeout", "cafe", "picnic", "catering"), _FOOD),
+    **dict.fromkeys(("nearby", "near", "around", "local", "locally", "weather", "neighborhood",
+                     "neighbourhood", "commute", "here"), _HOME),
+    **dict.fromkeys(("kids", "kid", "children", "child", "daughter", "daughters", "son",
+                     "sons", "babysitter", "babysitting", "school", "family", "wife",
+                     "husband", "partner", "spouse", "anniversary"), _FAMILY),
+    **dict.fromkeys(("weekend", "weekends", "hobby", "hobbies", "fun", "activity",
+                     "activities", "outing", "holiday", "vacation"), _LEISURE),
+    **dict.fromkeys(("schedule", "meeting", "meetings", "call", "appointment", "available",
+                     "free", "calendar", "monday", "tuesday", "wednesday", "thursday",
+                     "friday", "saturday", "sunday"), _SCHEDULE),
+    **dict.fromkeys(("trip", "travel", "flight", "flights", "train", "journey"),
+                    ("travel_style", "home_city")),
+    **dict.fromkeys(("vet", "walk", "puppy", "kitten"), ("pets", "pet")),
+    **dict.fromkeys(("car", "drive", "driving", "charge", "parking"), ("car",)),
+    **dict.fromkeys(("boss", "colleague", "colleagues", "office", "career", "resume"),
+                    ("employer", "job_title")),
+    **dict.fromkeys(("user", "who"), ("name",)),
+    **dict.fromkeys(("eat", "eats", "eating", "food", "drink", "drinks"), ("allergies",)),
+    **dict.fromkeys(("music", "playlist", "song", "songs", "concert", "album", "radio"),
+                    ("music_taste",)),
+    **dict.fromkeys(("hike", "hiking", "run", "running", "workout", "exercise", "sport",
+                     "gym", "race", "marathon", "climb"), ("hobbies", "health_notes")),
+    **dict.fromkeys(("book", "books", "novel", "read", "reading"), ("favorite_books",)),
+    "dog": ("pets", "pet"), "cat": ("pets", "pet"), "pet": ("pets", "pet"),
+}
+
+
 def hinted_keys(words: list[str]) -> list[str]:
     """Keys named indirectly by query words, in query order, without duplicates."""
     out: list[str] = []
     for w in words:
-        for k in KEY_HINTS.get(w, ()):
+        for k in KEY_HINTS.get(w, ()) + NEED_HINTS.get(w, ()):
             if k not in out:
                 out.append(k)
     return out

@@ -1,21 +1,40 @@
 """Rendering under a budget: recall (tokens), context and profile (tokens or bytes).
 
-A result is a JSON document; its *serialised size* is the size of
-``serialise(document)`` (compact UTF-8 JSON, metadata and the model-facing ``text`` included)
-measured by a :class:`Meter`: tokens under a named tokenizer (``budget_tokens``) or UTF-8
-bytes (``max_bytes``, the instantKV shape). The two are separate budgets and never mixed.
+What a budget counts (KIP "Budgets": the serialised model-facing result):
+
+- **recall**: the model-facing ``text`` only, measured by a :class:`Meter` in tokens under the
+  named tokenizer (``budget_tokens``). The text is compact: one status/coverage line, then each
+  kept item once, grouped under its scope heading, e.g.::
+
+      recall succeeded: coverage complete
+      user:alice
+      - home_city: "Lyon" (profile_slot, 2026-03-01)
+      - constraint answer_format: "tables" (rule, 2026-03-01)
+      user:alice sources (raw evidence, not accepted facts)
+      - user 2026-05-01: "I moved to Lyon."
+
+  The status is shown only when not ``current`` (``contested`` for a conflict), dates are the
+  UTC date of ``valid_at``. The structured result beside it (``items`` and ``sources`` with
+  ids, scores, full timestamps and source refs; ``basis_seq``, ``coverage``, ...) is for the
+  program and is **not** counted: ``to_json()`` of a recall result may exceed the budget, its
+  ``text`` never does. A caller that hands the JSON to a model must budget it itself.
+- **context** and **profile**: the whole document, ``serialise(document)`` (compact UTF-8
+  JSON, metadata included): UTF-8 bytes (``max_bytes``, the instantKV shape) or tokens.
 
 Packing (:func:`pack`): entries arrive ranked, each tagged with a coverage channel
 (``constraints``, ``facts``, ``sources``) and ``required`` or optional.
 
-1. Required entries (agent-scope rules) always go in; if they and the metadata cannot fit,
-   :class:`~remem.errors.ResultLimitExceeded` is raised, never a silent drop.
+1. Required entries (agent-scope rules) always go in; if they and the mandatory part (the
+   status line, or the metadata) cannot fit, :class:`~remem.errors.ResultLimitExceeded` is
+   raised, never a silent drop. For recall without constraints that is only a budget below
+   the status line (at most :data:`STATUS_LINE_MAX_TOKENS`); above it an empty truncated
+   result comes back.
 2. Optional entries are added best first while an additive size estimate stays within the
    budget; an entry that does not fit is skipped and later, smaller ones may still go in
    (until :data:`MAX_MISSES` in a row did not fit).
-3. The exact size of the whole document is then measured; while it is over budget the
-   lowest-ranked optional entry is removed (the required-only document was checked in step 1,
-   so this always ends within the budget).
+3. The exact size is then measured; while it is over budget the lowest-ranked optional entry
+   is removed (the required-only result was checked in step 1, so this always ends within
+   the budget). The best entry is therefore first in and last out.
 
 ``truncated`` is exact: true iff an eligible entry was left out; a channel's coverage is
 ``incomplete`` iff one of its entries was left out, else ``complete``.
@@ -34,6 +53,10 @@ COMPLETE, INCOMPLETE = "complete", "incomplete"
 MAX_MISSES = 4
 """Packing stops after this many consecutive entries did not fit (the budget is spent)."""
 RECALL_CHANNELS = ("constraints", "facts", "sources")
+STATUS_LINE_MAX_TOKENS = 30
+"""Most tokens (o200k_base, cl100k_base) the recall status/coverage line takes: an empty
+result never costs more, and a budget of at least this many tokens never raises without
+constraints."""
 
 
 def serialise(document: Mapping[str, Any]) -> str:
@@ -70,12 +93,14 @@ class ByteMeter:
 
 @dataclass(frozen=True)
 class Entry:
-    """One renderable element: its JSON object, its line of model-facing text, its channel."""
+    """One renderable element: its JSON object, its line of model-facing text, its channel,
+    and the heading its line is grouped under (recall: the scope; empty for no group)."""
 
     channel: str
     data: Mapping[str, Any]
     line: str = ""
     required: bool = False
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,8 +112,9 @@ class Rendered:
         omitted: how many eligible entries were left out.
         truncated: ``omitted > 0``.
         coverage: channel -> complete | incomplete.
-        document: the result document; ``serialised`` is its measured serialisation.
-        size: ``meter.size(serialised)`` (<= the budget), in ``unit``.
+        document: the result document; ``serialised`` is ``serialise(document)``.
+        size: the measured size (<= the budget), in ``unit``: of ``serialised``, or of
+            the model-facing text alone when packed with ``measure=model_text``.
     """
 
     entries: tuple[Entry, ...]
@@ -102,6 +128,21 @@ class Rendered:
 
 
 Builder = Callable[[Sequence[Entry], bool, dict[str, str]], dict[str, Any]]
+Measure = Callable[[Mapping[str, Any]], str]
+
+
+def model_text(document: Mapping[str, Any]) -> str:
+    """The budgeted part of a recall document: its model-facing ``text``."""
+    return document["text"]
+
+
+def _document_cost(meter: Meter, e: Entry, groups: set[str]) -> int:
+    return meter.size(serialise(dict(e.data)) + "\n" + _escaped(e.line)) + 2
+
+
+def _text_cost(meter: Meter, e: Entry, groups: set[str]) -> int:
+    heading = 0 if e.group in groups else meter.size(e.group) + 1
+    return meter.size(e.line) + 1 + heading
 
 
 def check_budget(value: Any, name: str, low: int = 1, high: int = 1_000_000) -> int:
@@ -121,8 +162,8 @@ def _escaped(line: str) -> str:
 
 
 def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
-         channels: Sequence[str] = RECALL_CHANNELS) -> Rendered:
-    """Packs ranked entries into a document whose serialised size fits ``budget``.
+         channels: Sequence[str] = RECALL_CHANNELS, measure: Measure = serialise) -> Rendered:
+    """Packs ranked entries into a document whose measured size fits ``budget``.
 
     Args:
         entries: ranked entries (required ones anywhere; output keeps input order).
@@ -130,6 +171,8 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
         meter: token or byte meter.
         build: ``(kept entries, truncated, coverage) -> document``.
         channels: coverage channels reported (all ``complete`` when nothing is left out).
+        measure: the budgeted part of a document: the whole serialisation (default) or
+            :func:`model_text` (recall).
 
     Returns:
         The packed result.
@@ -139,7 +182,7 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
     """
     optional = [e for e in entries if not e.required]
 
-    def measure(kept_optional: list[Entry]) -> tuple[int, dict[str, Any], str, list[Entry],
+    def attempt(kept_optional: list[Entry]) -> tuple[int, dict[str, Any], str, list[Entry],
                                                      dict[str, str]]:
         keep = {id(e) for e in kept_optional}
         omitted = [e for e in optional if id(e) not in keep]
@@ -148,21 +191,24 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
             coverage[e.channel] = INCOMPLETE
         kept = [e for e in entries if e.required or id(e) in keep]
         doc = build(kept, bool(omitted), coverage)
-        text = serialise(doc)
-        return meter.size(text), doc, text, kept, coverage
+        return meter.size(measure(doc)), doc, serialise(doc), kept, coverage
 
-    base, *_ = measure([])
+    base, *_ = attempt([])
     if base > budget:
         required = sum(1 for e in entries if e.required)
         raise ResultLimitExceeded(
             f"The result needs at least {base} {meter.unit} ({required} required item(s) plus "
-            f"metadata) but the budget is {budget} {meter.unit}; raise the budget.",
+            f"the status line or metadata) but the budget is {budget} {meter.unit}; raise "
+            f"the budget.",
             budget=budget, unit=meter.unit, required_size=base, required_items=required)
     estimate, chosen, misses = base, [], 0
+    cost_of = _text_cost if measure is model_text else _document_cost
+    groups = {e.group for e in entries if e.required}
     for e in optional:
-        cost = meter.size(serialise(dict(e.data)) + "\n" + _escaped(e.line)) + 2
+        cost = cost_of(meter, e, groups)
         if estimate + cost <= budget:
             chosen.append(e)
+            groups.add(e.group)
             estimate += cost
             misses = 0
         else:
@@ -170,7 +216,7 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
             if misses >= MAX_MISSES:
                 break
     while True:
-        size, doc, text, kept, coverage = measure(chosen)
+        size, doc, text, kept, coverage = attempt(chosen)
         if size <= budget or not chosen:
             omitted = len(optional) - len(chosen)
             return Rendered(tuple(kept), omitted, omitted > 0, coverage, doc, text, size,
@@ -185,25 +231,61 @@ def value_text(value: Any) -> str:
 
 
 def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
-    """``[fact] user:alice home_city = "Berlin" (profile_slot, since 2023-01-01T09:30Z)``; the
-    status is shown unless current; times are UTC to the minute (never a local date that
-    could read as another day); ids and full times are in the structured item."""
-    tag = "constraint" if constraint else ("contested" if d["status"] == "conflict" else "fact")
-    status = "" if d["status"] == "current" else f"{d['status']}, "
-    return (f"[{tag}] {d['scope']} {d['key']} = {value_text(d['value'])} ({d['kind']}, "
-            f"{status}since {d['valid_at'][:16]}Z)")
+    """``- home_city: "Lyon" (profile_slot, 2026-03-01)``: key, value, kind, the status only
+    when not current (``contested`` for a conflict), the UTC date of ``valid_at``; a required
+    agent rule starts ``- constraint``. The scope is the group heading; ids, scores and full
+    times are in the structured item."""
+    label = "constraint " if constraint else ""
+    status = {"current": "", "conflict": "contested, "}.get(d["status"], f"{d['status']}, ")
+    return (f"- {label}{d['key']}: {value_text(d['value'])} ({d['kind']}, {status}"
+            f"{d['valid_at'][:10]})")
 
 
 def source_line(d: Mapping[str, Any]) -> str:
-    """``[source] user:alice user-message by user 2026-05-01: "..."`` (raw evidence)."""
-    return (f"[source] {d['scope']} {d['kind']} by {d['role']} {d['occurred_at'][:10]}: "
-            f"{value_text(d['text'])}")
+    """``- user 2026-05-01: "..."`` (raw evidence, under its scope's sources heading); the
+    source kind is shown unless it is the role's plain message (``user-message``)."""
+    kind = "" if d["kind"] in ("message", f"{d['role']}-message") else f" {d['kind']}"
+    return f"- {d['role']}{kind} {d['occurred_at'][:10]}: {value_text(d['text'])}"
 
 
-def recall_header(basis_seq: int, truncated: bool, coverage: Mapping[str, str]) -> str:
-    cov = " ".join(f"{k}={v}" for k, v in coverage.items())
-    return (f"remem recall basis_seq={basis_seq} truncated={str(truncated).lower()} "
-            f"coverage: {cov}. [source] lines are raw evidence, not accepted facts.")
+def item_heading(scope: str) -> str:
+    return scope
+
+
+def source_heading(scope: str) -> str:
+    return f"{scope} sources (raw evidence, not accepted facts)"
+
+
+def recall_header(status: str, kept: int, truncated: bool, coverage: Mapping[str, str],
+                  barrier: Mapping[str, Any] | None = None) -> str:
+    """The status/coverage line, e.g. ``recall succeeded: coverage complete`` or
+    ``recall partial: budget full, incomplete: facts``."""
+    notes = []
+    if barrier and barrier.get("unresolved"):
+        notes.append(f"{len(barrier['unresolved'])} receipt(s) not yet available")
+    if barrier and barrier.get("failed"):
+        notes.append(f"{len(barrier['failed'])} receipt(s) failed")
+    if truncated:
+        notes.append("budget full")
+    elif not kept:
+        notes.append("nothing found")
+    missing = [k for k, v in coverage.items() if v != COMPLETE]
+    notes.append(f"incomplete: {', '.join(missing)}" if missing else "coverage complete")
+    return f"recall {status}: {', '.join(notes)}"
+
+
+def recall_text(header: str, kept: Sequence[Entry]) -> str:
+    """The header, then each kept entry's line under its group heading; groups in the order
+    of their first (best) entry, entries in rank order within a group."""
+    groups: dict[str, list[str]] = {}
+    for e in kept:
+        groups.setdefault(e.group, []).append(e.line)
+    lines = [header]
+    for heading, rows in groups.items():
+        if heading:
+            lines.append(heading)
+        lines.extend(rows)
+    return "\n".join(lines)
 
 
 def recall_status(barrier: Mapping[str, Any] | None, truncated: bool,
@@ -228,7 +310,9 @@ def recall_status(barrier: Mapping[str, Any] | None, truncated: bool,
 
 def recall_builder(*, basis_seq: int, budget_tokens: int, tokenizer: str,
                    barrier: Mapping[str, Any] | None = None) -> Builder:
-    """The recall document: status, metadata, items (constraints first), sources, the text.
+    """The recall document: status, metadata, structured items (constraints first) and
+    sources for the program, and the compact model-facing ``text`` (the budgeted part; pack
+    with ``measure=model_text``).
 
     ``barrier`` is ``{"state": satisfied|pending|failed, "unresolved": [...], "failed":
     [{receipt_id, reason}]}`` when the caller named ``after`` receipts (KIP read barrier).
@@ -236,7 +320,7 @@ def recall_builder(*, basis_seq: int, budget_tokens: int, tokenizer: str,
 
     def build(kept: Sequence[Entry], truncated: bool, coverage: dict[str, str]) -> dict:
         status, eligible, coverage = recall_status(barrier, truncated, coverage)
-        lines = [recall_header(basis_seq, truncated, coverage), *(e.line for e in kept)]
+        header = recall_header(status, len(kept), truncated, coverage, barrier)
         extra: dict[str, Any] = {}
         if barrier is not None:
             extra = {"unresolved": list(barrier.get("unresolved", [])),
@@ -247,7 +331,7 @@ def recall_builder(*, basis_seq: int, budget_tokens: int, tokenizer: str,
             "budget_tokens": budget_tokens, "tokenizer": tokenizer,
             "items": [dict(e.data) for e in kept if e.channel != "sources"],
             "sources": [dict(e.data) for e in kept if e.channel == "sources"],
-            "text": "\n".join(lines),
+            "text": recall_text(header, kept),
         }
 
     return build

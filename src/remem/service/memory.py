@@ -424,8 +424,9 @@ class Memory(AdminMethods, InteropMethods):
         """Hybrid recall (full text + vectors + key, fused) rendered within ``budget_tokens``.
 
         Returns items (constraints first), sources labelled ``source``, ``basis_seq``,
-        ``truncated``, ``coverage`` and ``text``; ``result.to_json()`` counts at most
-        ``budget_tokens`` tokens under ``tokenizer``. ``valid_at`` recalls what held then.
+        ``truncated``, ``coverage`` and ``text``; the model-facing ``text`` counts at most
+        ``budget_tokens`` tokens under ``tokenizer`` (the structured items beside it are not
+        counted). ``valid_at`` recalls what held then.
 
         Raises:
             InvalidInput, PermissionDenied (a scope the caller may not read),

@@ -5,18 +5,22 @@ rewritten terms of :mod:`remem.domain.textindex`), vectors (exact cosine, simila
 :data:`MIN_SIMILARITY`) and exact key match (query words joined into snake_case keys). They
 are fused by reciprocal rank fusion (k = 60, :mod:`remem.domain.recall`), filtered to the
 caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIMIT` become the
-*eligible* set. Agent-scope rules among them are required (``constraints``) and ranked first.
-:mod:`remem.domain.render` packs the eligible set under the budget; ``truncated`` says whether
-any of it was left out. Every read happens in one snapshot; recall never writes. The query is
-embedded before the snapshot opens.
+*eligible* set; when fewer than the limit are items, :func:`small_scope_floor` adds the best
+remaining live items of the scopes (and ranks a small scope set by meaning). Agent-scope rules
+among them are required (``constraints``) and ranked first. :mod:`remem.domain.render` packs
+the eligible set under the budget; ``truncated`` says whether any of it was left out. Every
+read happens in one snapshot; recall never writes. The query is embedded before the snapshot
+opens (a small scope set's key vectors may be embedded in it once, then cached).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from remem.domain import render
 from remem.domain.canonical import canonical_json
@@ -26,6 +30,7 @@ from remem.domain.limits import MAX_QUERY_BYTES, MAX_MAX_BYTES, MIN_MAX_BYTES, p
 from remem.domain.model import PINNED_KINDS, Kind, Scope
 from remem.domain.recall import (
     MODES,
+    RRF_K,
     RecallFilter,
     eligible_items,
     fuse,
@@ -36,7 +41,7 @@ from remem.domain.recall import (
     strip_actors,
 )
 from remem.domain.sourcelog import is_item_doc
-from remem.domain.textindex import query_terms, query_words
+from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
@@ -53,6 +58,12 @@ in full text or by key, or its cosine similarity is at least this; else it is ra
 DEFAULT_LIMIT = 30
 """Eligible items + sources per recall (constraints are always eligible)."""
 DEFAULT_MAX_BYTES = 8192
+FLOOR_ITEMS = 200
+"""The small-scope floor ranks up to this many of the scopes' documents by vector similarity
+with no cosine cut: every live item of scopes that hold at most this many documents."""
+KEY_CACHE_MAX = 10_000
+FLOOR_KIND_ORDER = {Kind.RULE.value: 0, Kind.IDENTITY.value: 1, Kind.PROFILE_SLOT.value: 2,
+                    Kind.PREFERENCE.value: 3, Kind.FACT.value: 4}
 PROFILE_ORDER = {Kind.IDENTITY.value: 0, Kind.RULE.value: 1, Kind.PROFILE_SLOT.value: 2,
                  Kind.PREFERENCE.value: 3}
 
@@ -109,6 +120,19 @@ class RecallService:
     def __init__(self, ctx: Any, embedding: Any) -> None:
         self.ctx = ctx
         self.embedding = embedding
+        self._key_cache: dict[tuple[str | None, str], Any] = {}
+
+    def _key_vectors(self, keys: Iterable[str]) -> dict[str, Any]:
+        """Vectors of keys as words (``home_city`` -> "home city"), embedded once per model
+        and cached (at most :data:`KEY_CACHE_MAX` keys)."""
+        model = self.embedding.recorded()[0]
+        missing = sorted({k for k in keys if (model, k) not in self._key_cache})
+        if missing:
+            if len(self._key_cache) + len(missing) > KEY_CACHE_MAX:
+                self._key_cache.clear()
+            vecs = self.embedding.embed([key_words(k) for k in missing])
+            self._key_cache.update({(model, k): v for k, v in zip(missing, vecs, strict=True)})
+        return {k: self._key_cache[(model, k)] for k in keys}
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
@@ -147,7 +171,10 @@ class RecallService:
             scope_of = {d: sc for d, sc in fts + keys} | {d: sc for d, _, sc in hits}
             score = {c.doc_id: c.score for c in fused}
             item_ids = [c.doc_id for c in fused if is_item_doc(c.doc_id)]
-            visible = _one_per_claim(_visible_items(snap, item_ids, scope_of, f, limit))
+            visible = _visible_items(snap, item_ids, scope_of, f, limit)
+            visible += small_scope_floor(snap, qvec, scopes, f, visible, set(item_ids), limit,
+                                         score, self._key_vectors)
+            visible = _one_per_claim(visible)
             src_ids = [c.doc_id for c in fused
                        if not is_item_doc(c.doc_id)] if with_sources else []
             rows = snap.sources(src_ids)
@@ -186,7 +213,8 @@ class RecallService:
         if required:
             d["constraint"] = True
         channel = "constraints" if required else "facts"
-        return render.Entry(channel, d, render.item_line(d, constraint=required), required)
+        return render.Entry(channel, d, render.item_line(d, constraint=required), required,
+                            render.item_heading(rec.scope))
 
     def _filter(self, scopes: list[str], kinds: Any, valid_at: datetime | None,
                 include_history: bool, filters: Any = None,
@@ -242,7 +270,8 @@ class RecallService:
         out = render.pack(req + opt, budget=budget_tokens, meter=render.TokenMeter(tok),
                           build=render.recall_builder(basis_seq=basis,
                                                       budget_tokens=budget_tokens,
-                                                      tokenizer=tok.name, barrier=barrier))
+                                                      tokenizer=tok.name, barrier=barrier),
+                          measure=render.model_text)
         return RecallResult(out.document, out.serialised, out.size)
 
     # --- context (instantKV) -------------------------------------------------------------------
@@ -363,6 +392,80 @@ def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
     return out
 
 
+def small_scope_floor(snap: Any, qvec: Any, scopes: list[str], f: RecallFilter,
+                      visible: list[tuple[Any, str]], seen: set[str], limit: int,
+                      score: dict[str, float],
+                      key_vectors: Callable[[Iterable[str]], dict[str, Any]] | None = None
+                      ) -> list[tuple[Any, str]]:
+    """The obvious fact is found: when fewer than ``limit`` items were fused, the best
+    remaining live items of the caller's scopes, and in a small scope set every item ranked
+    by meaning (with ``limit`` or more fused items nothing changes and nothing is read).
+
+    The scopes' documents are ranked by vector similarity with no cosine cut (up to
+    :data:`FLOOR_ITEMS`). When the scope set holds fewer documents than that (a *small* scope
+    set: everything was ranked) each item's similarity is the larger of its text's cosine
+    and its key's (the key as words, :func:`key_words`: "book me a table" is nearer "diet"
+    than "diet: pescatarian"), and every item, fused or not, earns the reciprocal rank of that
+    ranking in ``score`` in place of its vector channel rank (:func:`_rank_by_meaning`). The
+    best remaining items visible under the same :class:`RecallFilter` are added (as of a
+    time: not a single-cardinality key the candidates already answer), ordered by that
+    similarity, then newer ``valid_at``, then kind (rules, identity, profile slots,
+    preferences, facts). Without a query vector (no embeddings yet) nothing changes.
+
+    Returns:
+        (record, shown status) pairs to add, best first, at most ``limit - len(visible)``.
+    """
+    room = limit - len(visible)
+    if qvec is None or room <= 0:
+        return []
+    hits = snap.vectors(qvec, scopes, FLOOR_ITEMS, -1.0)
+    small = len(hits) < FLOOR_ITEMS
+    cosine = {d: cos for d, cos, _ in hits if is_item_doc(d)}
+    rest = [d for d in cosine if d not in seen]
+    recs = snap.items(rest) if rest else {}
+    found = _with_metadata(snap, eligible_items([recs[d] for d in rest if d in recs], f),
+                           f.where)
+    if f.as_of is not None:  # the fused candidates already hold this key's version then
+        held = {(r.scope, r.key) for r, _ in visible if r.cardinality == "single"}
+        found = [(r, label) for r, label in found if (r.scope, r.key) not in held]
+    if small and key_vectors is not None:
+        _rank_by_meaning(qvec, hits, [r for r, _ in visible + found], score, key_vectors)
+        cosine = {d: cos for d, cos, _ in hits}
+    found.sort(key=lambda t: (-round(cosine[t[0].item_id], 4), _negated(t[0].valid_at),
+                              FLOOR_KIND_ORDER.get(t[0].kind, 9), t[0].item_id))
+    out = found[:max(0, room)]
+    for r, _ in out:
+        score.setdefault(r.item_id, 0.0)
+    return out
+
+
+def _rank_by_meaning(qvec: Any, hits: list[tuple[str, float, str]], items: list[Any],
+                     score: dict[str, float],
+                     key_vectors: Callable[[Iterable[str]], dict[str, Any]]) -> None:
+    """Small scope sets: the vector channel's contribution to each item's fused score is
+    replaced by its rank (``1 / (RRF_K + rank)``) among all the scopes' documents ordered by
+    the larger of the item text's and the key's cosine; ``hits`` (every document, cosine
+    descending) is re-sorted in place to that order."""
+    q = np.asarray(qvec, dtype=np.float32)
+    by_key = key_vectors({r.key for r in items})
+    key_of = {r.item_id: r.key for r in items}
+    old_rank = {d: i for i, (d, cos, _) in enumerate(hits, start=1)
+                if cos >= MIN_SIMILARITY and i <= FETCH}
+    meaning = [(d, max(cos, float(np.dot(q, np.asarray(by_key[key_of[d]], np.float32))))
+                if d in key_of else cos, sc) for d, cos, sc in hits]
+    meaning.sort(key=lambda h: (-h[1], h[0]))
+    hits[:] = meaning
+    for rank, (d, _, _) in enumerate(hits, start=1):
+        if d in key_of:
+            was = 1.0 / (RRF_K + old_rank[d]) if d in old_rank else 0.0
+            score[d] = score.get(d, 0.0) - was + 1.0 / (RRF_K + rank)
+
+
+def _negated(iso: str) -> tuple[int, ...]:
+    """Sort key for newest first on an ISO UTC string."""
+    return tuple(-ord(c) for c in iso)
+
+
 def _with_metadata(snap: Any, found: list[tuple[Any, str]],
                    where: ItemFilter | None) -> list[tuple[Any, str]]:
     """The visible items whose payload metadata passes the filter's metadata tests."""
@@ -392,7 +495,8 @@ def _source_entry(t: tuple) -> render.Entry:
     d = {"label": "source", "id": s["source_id"], "scope": s["scope"], "kind": s["kind"],
          "role": s["role"], "occurred_at": s["occurred_at"], "text": s["text"],
          "score": round(score, 5)}
-    return render.Entry("sources", d, render.source_line(d))
+    return render.Entry("sources", d, render.source_line(d),
+                        group=render.source_heading(s["scope"]))
 
 
 def _context_entry(e: render.Entry) -> render.Entry:

@@ -1,9 +1,14 @@
 """Result shapes of observe, recall, context and profile.
 
-Budgeted results keep the exact document that was measured: ``to_dict()`` returns it and
-``to_json()`` its serialisation (compact UTF-8 JSON), whose size never exceeds the budget asked
-for: tokens under the named tokenizer for recall (and profile with ``budget_tokens``), UTF-8
-bytes for context and profile with ``max_bytes``.
+Budgeted results keep the exact document that was rendered: ``to_dict()`` returns it and
+``to_json()`` its serialisation (compact UTF-8 JSON).
+
+- recall: the budget counts the model-facing ``text`` only (tokens under the named tokenizer,
+  ``RecallResult.tokens``); ``items`` and ``sources`` carry the structured result (ids, scores,
+  full timestamps, source refs) for the program, beside the text and outside the budget, so
+  ``to_json()`` may be larger than ``budget_tokens`` (see :mod:`remem.domain.render`).
+- context and profile: the whole serialisation fits the budget: UTF-8 bytes (``max_bytes``)
+  or tokens (profile with ``budget_tokens``).
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ class _Budgeted:
         return json.loads(self.to_json())
 
     def to_json(self) -> str:
-        """The serialisation whose size fits the budget."""
+        """The serialised document (for recall: text plus the unbudgeted structured result)."""
         return self._json  # type: ignore[attr-defined]
 
 
@@ -109,8 +114,9 @@ class RecallResult(_Budgeted):
         basis_seq: ledger head the result was read at.
         truncated: True iff an eligible item or source was left out to fit the budget.
         coverage: ``{"constraints", "facts", "sources"}`` -> complete | incomplete.
-        text: the model-facing rendering (part of the measured document).
-        tokens: serialised size in tokens (<= ``budget_tokens``).
+        text: the compact model-facing rendering: the budgeted part.
+        tokens: size of ``text`` in tokens under ``tokenizer`` (<= ``budget_tokens``); the
+            structured ``items``/``sources`` (``to_json()``) are not counted.
     """
 
     def __init__(self, document: dict[str, Any], serialised: str, tokens: int) -> None:

@@ -78,5 +78,6 @@ def index_health(status: dict[str, Any]) -> Any:
 
 def model_facing(result: Any) -> tuple[str, int]:
     """What the model is given for a recall result and its token count under the result's
-    tokenizer: the measured serialisation (exactly the API's body) and ``result.tokens``."""
-    return result.to_json(), result.tokens
+    tokenizer: the compact model-facing ``text`` (the budgeted part) and ``result.tokens``.
+    The structured items beside it are for the program and are shown separately."""
+    return result.text, result.tokens
