@@ -1,5 +1,5 @@
 """Pages: conflicts side by side (resolve by keeping one) and the recall playground (the
-the model-facing text exactly as the API returns it, its token count, truncated, coverage)."""
+model-facing text exactly as the API returns it, its token count, truncated, coverage)."""
 
 from __future__ import annotations
 
