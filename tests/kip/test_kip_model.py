@@ -1,6 +1,6 @@
 """KIP with a model extractor (a loopback stand-in for a remote model): a processing failure
 is a failed response with its reason, and a model that proposes procedural memory never gets
-it written through revise (memory_basic)."""
+it written through revise or observe (memory_basic)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,25 @@ def test_procedural_claims_proposed_by_the_model_are_not_written_by_revise(model
     assert out["status"] == "failed" and out["error"]["code"] == "UnsupportedCapability"
     assert py.memory.store.head_seq("m1") == head
     assert py.memory.items(scope=U, status="all").items == []
+
+
+def test_procedural_claims_proposed_by_the_model_are_not_formed_by_observe(modelled):
+    py, model = modelled
+    model.script({"claims": [
+        {"key": "deploy_steps", "value": "run make deploy", "kind": "skill",
+         "quote": "always run make deploy", "operation": "assert", "negated": False,
+         "valid_at": None},
+        {"key": "home_city", "value": "Lyon", "kind": "profile_slot", "quote": "I live in Lyon",
+         "operation": "assert", "negated": False, "valid_at": None}]})
+    py.stage("s1", "I live in Lyon. Always run make deploy.")
+    out = py.kip("observe", {"source_ref": "s1"}, key="o1")
+    assert out["status"] == "succeeded"
+    keys = [v.key for v in py.memory.items(scope=U, status="all").items]
+    assert keys == ["home_city"]  # the skill was not written; the fact was
+    model.script({"claims": [{"key": "deploy_steps", "value": "run make deploy",
+                              "kind": "lesson", "quote": "always run make deploy",
+                              "operation": "assert", "negated": False, "valid_at": None}]})
+    py.stage("s2", "Always run make deploy.")
+    only = py.kip("observe", {"source_ref": "s2"}, key="o2")
+    assert only["progress"]["disposition"] == "skipped" and only["result"]["memory_refs"] == []
+    assert [v.key for v in py.memory.items(scope=U, status="all").items] == ["home_city"]

@@ -119,7 +119,7 @@ class Intake:
                 idempotency_key: str | None = None, derive: bool = True,
                 recorded_by: str | None = None,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``). ``capture`` (ids only: the captured span and the
         capturing identity) rides on the derive job and is recorded on its run.
@@ -163,7 +163,8 @@ class Intake:
                 self.store.enqueue_job(self.ctx.id, "derive",
                                        {"receipt_id": row["receipt_id"],
                                         "source_id": src.source_id,
-                                        **({"capture": capture} if capture else {})},
+                                        **({"capture": capture} if capture else {}),
+                                        **({} if procedural else {"procedural": False})},
                                        run_at=now, now=now, conn=uow.conn,
                                        job_id=new_id("job"))
         if not derive or src.redacted:

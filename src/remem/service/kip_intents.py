@@ -58,11 +58,13 @@ def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
     rc = mem.observe(task, row["text"], role=row["role"], actor=row["actor"],
                      source_id=row["source_id"], run_id=row["run_id"],
                      occurred_at=from_iso(row["occurred_at"]), kind=row["kind"],
-                     idempotency_key=req.idempotency_key)
+                     idempotency_key=req.idempotency_key, procedural=False)
     refs = _refs(mem, row["source_id"]) if rc.phase == "available" else []
     summary = {"formed": f"formed {len(refs)} memory item(s) from the source",
                "evidence_only": "kept as evidence only: nothing to learn was stated",
-               "skipped": "skipped: the source restates forgotten or erased content"}.get(
+               "skipped": "skipped: nothing was learned (the source restates forgotten or "
+                          "erased content, or proposes procedural memory, which memory_basic "
+                          "does not form)"}.get(
         rc.disposition or "", f"recorded; formation is {rc.phase}")
     return _answer(req, "observe", rc, summary, refs)
 

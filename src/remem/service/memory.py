@@ -314,7 +314,7 @@ class Memory(AdminMethods, InteropMethods):
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -325,6 +325,8 @@ class Memory(AdminMethods, InteropMethods):
         ``metadata`` (see ``remember``) is kept with the source and inherited by the facts
         derived from it. ``capture`` (set by ``capture``: the captured span, ids only) is
         recorded on the derive run together with the caller's identity, frozen now.
+        ``procedural=False`` (the KIP ``memory_basic`` binding): skill/lesson claims the
+        extractor proposes are not written (counted ``unsupported`` on the derive run).
         """
         scope = self.guard.write(scope)
         metadata = parse_metadata(metadata)
@@ -342,7 +344,8 @@ class Memory(AdminMethods, InteropMethods):
                                        occurred_at=occurred_at, kind=kind,
                                        idempotency_key=name(scope, idempotency_key),
                                        derive=derive, recorded_by=self._recorder(),
-                                       metadata=metadata, capture=capture)
+                                       metadata=metadata, capture=capture,
+                                       procedural=procedural)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

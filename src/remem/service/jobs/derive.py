@@ -32,6 +32,10 @@ def _occurred_at(row: dict[str, Any]):
     return at
 
 
+#: Procedural kinds: a memory_basic binding (KIP) never forms them.
+PROCEDURAL_KINDS = ("skill", "lesson")
+
+
 def provenance_of(row: dict[str, Any], capture: dict[str, Any] | None) -> tuple[dict, ...]:
     """Where a source was said: the capturing host conversation, else its observe run."""
     span = (capture or {}).get("span") or {}
@@ -43,8 +47,11 @@ def provenance_of(row: dict[str, Any], capture: dict[str, Any] | None) -> tuple[
 
 
 def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
-                  capture: dict[str, Any] | None = None) -> dict[str, Any]:
+                  capture: dict[str, Any] | None = None,
+                  procedural: bool = True) -> dict[str, Any]:
     """Extracts and reconciles the claims of one source; returns stats and the disposition.
+    With ``procedural`` False (KIP memory_basic) skill/lesson claims are not written: they
+    count as ``unsupported``.
 
     Raises:
         ExtractionFailed: the extractor's output did not parse or validate (the run fails).
@@ -58,10 +65,14 @@ def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
     scope = Scope.parse(row["scope"])
     metadata = load_metadata(row.get("metadata"))
     for c in claims:
+        if not procedural and str(getattr(c, "kind", "")) in PROCEDURAL_KINDS:
+            outcomes["unsupported"] = outcomes.get("unsupported", 0) + 1
+            continue
         outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred, metadata,
                              run_id=run_id, provenance=provenance_of(row, capture))
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    written = sum(n for o, n in outcomes.items() if o not in ("forgotten", "invalid"))
+    written = sum(n for o, n in outcomes.items()
+                  if o not in ("forgotten", "invalid", "unsupported"))
     if written:
         disposition = "formed"
     elif claims:
@@ -103,7 +114,8 @@ def run_derive(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
     """Job handler: derive one receipt's source, then advance the receipt."""
     payload = job["payload"]
     stats = derive_source(memory, payload["source_id"], run_id=run_id,
-                          capture=payload.get("capture"))
+                          capture=payload.get("capture"),
+                          procedural=payload.get("procedural", True))
     if payload.get("capture"):  # the captured span and the user's frozen identity
         stats["capture"] = payload["capture"]
     memory.intake.complete(payload["receipt_id"], payload["source_id"], stats["disposition"])
