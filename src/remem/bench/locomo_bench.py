@@ -44,8 +44,8 @@ from remem.bench.metrics import RecallRecord, aggregate_recall, latency_summary
 SYSTEMS = ("remem", "bm25", "dense")
 MEMORY_ID = "locomo"
 TOKENS_PER_RESULT = 300
-"""Budget per requested result: a LoCoMo turn is 20-80 tokens and appears twice in a recall
-document (structured entry + model-facing line) with its metadata."""
+"""Budget per requested result: a LoCoMo turn is 20-80 tokens plus its line's few tokens of
+labels; generous on purpose, so the budget never decides what is measured at k."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(label, done, total)`` while a conversation is ingested."""

@@ -3,7 +3,7 @@
 Candidates (per channel, up to :data:`FETCH` each) come from full text (FTS5 bm25 over the
 rewritten terms of :mod:`remem.domain.textindex`), vectors (exact cosine, similarity at least
 :data:`MIN_SIMILARITY`) and exact key match (query words joined into snake_case keys). They
-are fused by reciprocal rank fusion (k = 60, :mod:`remem.domain.recall`), filtered to the
+are fused by reciprocal rank fusion (k = 20, :mod:`remem.domain.recall`), filtered to the
 caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIMIT` become the
 *eligible* set; when fewer than the limit are items, :func:`small_scope_floor` adds the best
 remaining live items of the scopes (and ranks a small scope set by meaning). Agent-scope rules
