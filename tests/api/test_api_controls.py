@@ -67,6 +67,16 @@ def test_a_bad_items_filter_is_400(api):
         assert_error(r, 400, "invalid_input")
 
 
+def test_a_malformed_key_or_an_overlong_window_on_items_is_400_not_empty_or_500(api):
+    for params in ({"key": "NOT A KEY"}, {"key": "\u00ff\u00fe"},
+                   {"filters": json.dumps({"recorded_at": "last 999999 days"})},
+                   {"filters": json.dumps({"valid_at": {"gte": "999999 weeks ago"}})}):
+        assert_error(api.get("/memory/m1/items", "alice", params=params), 400, "invalid_input")
+    err = assert_error(recall(api, filters={"recorded_at": "last 999999 weeks"}), 400,
+                       "invalid_input")
+    assert "before the year 1" in err["message"]
+
+
 def test_relative_windows_use_the_explicit_now(api):
     api.remember("alice", ALICE, "trip", "Rome", valid_at="2026-05-30T00:00:00Z")
     f = {"valid_at": "last 7 days"}

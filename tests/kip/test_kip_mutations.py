@@ -133,3 +133,14 @@ def test_a_reader_mutates_nothing(py):
         out = reader.kip(op, inp, key=f"r:{op}")
         assert out["status"] == "failed" and out["error"]["code"] == "NotAuthorized", op
     assert py.memory.store.head_seq("m1") == head
+
+
+def test_forgetting_a_feedback_source_leaves_its_text_nowhere(py, store, db_path):
+    secret = "my salary is 90000 euros"
+    py.stage("fb-1", f"Wrong answer: {secret}.", role="user", actor="maya")
+    assert py.kip("feedback", {"source_ref": "fb-1"}, key="fb1")["status"] == "succeeded"
+    out = py.kip("forget", {"target_ref": "fb-1", "mode": "semantic"}, key="g1")
+    assert out["status"] == "succeeded"
+    store.close()  # checkpointed: the main file holds everything
+    for path in db_path.parent.glob(db_path.name + "*"):
+        assert secret.encode() not in path.read_bytes(), path.name

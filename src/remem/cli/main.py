@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -87,12 +88,26 @@ def current_memory(create: bool = False) -> remem.Memory:
     return store.memory(STATE.memory)
 
 
+class InternalError(RememError):
+    """An unexpected exception in a command (a bug), reported without its traceback."""
+
+    code = "internal_error"
+
+
 def run(fn) -> Any:
-    """Runs a command body, turning RememError into a clean message and exit code 1."""
+    """Runs a command body, turning RememError into a clean message and exit code 1; any other
+    exception is a bug: one line naming its type (no traceback, paths or SQL) and exit code 2,
+    unless ``REMEM_DEBUG=1`` asks for the traceback."""
     try:
         return fn()
     except RememError as exc:
         fail(exc)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence of a command
+        if os.environ.get("REMEM_DEBUG") == "1":
+            raise
+        fail(InternalError(f"remem hit an internal error ({type(exc).__name__}); nothing "
+                        "should have been half-written, but this is a bug: please report the "
+                        "command (REMEM_DEBUG=1 shows the traceback)."), exit_code=2)
 
 
 def read_input(path: str | Path, option: str) -> bytes:

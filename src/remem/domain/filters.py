@@ -283,12 +283,17 @@ def time_point(text: Any, now: datetime, where: str) -> str:
         m = _AGO.match(s) or _LAST.match(s)
         if m:
             seconds = int(m.group(1)) * _UNITS[m.group(2).lower()]
-            return to_iso(now - timedelta(seconds=seconds))
+            try:
+                return to_iso(now - timedelta(seconds=seconds))
+            except (OverflowError, ValueError):  # before year 1: no time can be that old
+                raise InvalidInput(f"{where}: {text!r} reaches before the year 1 (from "
+                                   f"now = {to_iso(now)}); give a shorter span.",
+                                   field=where) from None
         if s[:1].isdigit():
             return to_iso(from_iso(s, field=where), field=where)
     raise InvalidInput(f"{where}: {text!r} is not a time; give ISO 8601 with a zone "
                        "('2026-05-01T10:00:00Z'), 'now', 'N days ago' or 'last N days' "
-                       "(units: minutes, hours, days, weeks).", field=where)
+                       "(N up to 6 digits; units: minutes, hours, days, weeks).", field=where)
 
 
 def parse_window(name: str, spec: Any, now: datetime) -> Window:
@@ -301,7 +306,8 @@ def parse_window(name: str, spec: Any, now: datetime) -> Window:
     if isinstance(spec, str):
         if not _LAST.match(" ".join(spec.split())):
             raise InvalidInput(f"{where}: {spec!r}: a window given as text must read "
-                               "'last N days' (or minutes, hours, weeks).", field=where)
+                               "'last N days' with N of at most 6 digits (or minutes, hours, "
+                               "weeks).", field=where)
         return Window(gte=time_point(spec, now, where), lte=to_iso(now))
     if not isinstance(spec, Mapping):
         raise InvalidInput(f"{where} must be 'last N days' or an object of "

@@ -521,6 +521,7 @@ class Memory(AdminMethods, InteropMethods):
         Returns a Page whose ``next_cursor`` is None only when nothing more matches and whose
         ``total`` counts every matching item.
         """
+        key = parse_key(key) if key is not None else None  # a malformed key is an error
         return reads.items(self.ctx, scope=self.guard.listing_scope(scope), key=key,
                            kind=kind, status=status, cursor=cursor, limit=limit,
                            filters=filters, now=now)

@@ -48,7 +48,10 @@ def revise(memory: Any, scope: str, key: str, value: Any, *, change_kind: str,
 def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
              actor: str | None = None, source_ref: str | None = None,
              target: str | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
-    """Stores feedback with its origin; returns {feedback_id, origin, graded: False}."""
+    """Stores feedback with its origin; returns {feedback_id, origin, graded: False}.
+
+    Feedback that cites a source (``source_ref``: KIP's staged source) keeps no copy of its
+    text: the text lives once, in the source, so forgetting the source erases it."""
     Scope.parse(scope)
     for name, v in (("text", text), ("actor", actor), ("source_ref", source_ref),
                     ("target", target)):
@@ -64,7 +67,7 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
     if existing is None:
         memory.store.insert_feedback(memory.id, {
             "feedback_id": fid, "origin": origin, "actor": actor, "scope": scope,
-            "target": target or source_ref, "text": text,
+            "target": target or source_ref, "text": None if source_ref else text,
             "created_at": to_iso(memory.clock.now())})
     return {"feedback_id": fid, "origin": origin, "graded": False,
             "replayed": existing is not None}
