@@ -1,5 +1,5 @@
-"""CLI: ``remem serve`` (HTTP API on uvicorn), ``remem token create|list|revoke`` and
-``remem openapi`` (regenerate the committed ``openapi.json``)."""
+"""CLI: ``remem serve`` (HTTP API and the /ui manage view on uvicorn), ``remem token
+create|list|revoke`` and ``remem openapi`` (regenerate the committed ``openapi.json``)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
         providers_file: ProvidersFile = None,
     ) -> None:
-        """Serve the HTTP API on uvicorn (tokens from `remem token create`)."""
+        """Serve the HTTP API and the manage view at /ui on uvicorn (tokens from `remem token
+        create`)."""
         use_providers_file(providers_file)
 
         def body():
