@@ -35,3 +35,14 @@ def test_remem_debug_shows_the_traceback(monkeypatch):
     monkeypatch.setenv("REMEM_DEBUG", "1")
     with pytest.raises(RuntimeError):
         cli.run(_body)
+
+
+def test_a_commands_own_exit_code_passes_through(monkeypatch):
+    monkeypatch.delenv("REMEM_DEBUG", raising=False)
+
+    def exits():
+        raise typer.Exit(4)
+
+    with pytest.raises(typer.Exit) as ended:
+        cli.run(exits)
+    assert ended.value.exit_code == 4

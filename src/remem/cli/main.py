@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 
 import remem
@@ -102,6 +103,9 @@ def run(fn) -> Any:
         return fn()
     except RememError as exc:
         fail(exc)
+    except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort,
+            click.ClickException):
+        raise  # a command's own exit code or usage error, not a bug
     except Exception as exc:  # noqa: BLE001 - the last line of defence of a command
         if os.environ.get("REMEM_DEBUG") == "1":
             raise
