@@ -226,3 +226,18 @@ def test_open_of_a_new_store_migrates_to_metadata_columns(store_url):
         assert s.memory("m1").items().items[0].metadata == {"a": 1}
     finally:
         s.close()
+
+
+def test_erasure_removes_metadata_with_the_text(mem):
+    mem.observe(U, "I live in Lyon.", source_id="turn-1", metadata={"ref": "x1"})
+    (city,) = mem.items(key="home_city").items
+    payload_id = mem.store.item(mem.id, city.item_id).payload_id
+    assert mem.store.payloads(mem.id, [payload_id])[payload_id]["metadata"] == {"ref": "x1"}
+    mem.forget(city.item_id)
+    assert mem.store.payloads(mem.id, [payload_id]) == {}
+    assert mem.items(filters={"metadata": {"ref": {"exists": True}}}).total == 0
+    other = mem.observe(U, "What a lovely morning.", source_id="turn-2",
+                        metadata={"ref": "x2"})
+    assert mem.store.source(mem.id, other.source_id)["metadata"] is not None
+    mem.forget_source(other.source_id)
+    assert mem.store.source(mem.id, other.source_id)["metadata"] is None

@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from remem.domain.model import ItemStatus, Kind, parse_key
-from remem.domain.timefmt import from_iso, to_iso
+from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 
 MAX_METADATA_BYTES = 2048
@@ -289,8 +289,12 @@ def time_point(text: Any, now: datetime, where: str) -> str:
                 raise InvalidInput(f"{where}: {text!r} reaches before the year 1 (from "
                                    f"now = {to_iso(now)}); give a shorter span.",
                                    field=where) from None
-        if s[:1].isdigit():
-            return to_iso(from_iso(s, field=where), field=where)
+        try:
+            at = datetime.fromisoformat(s.replace("Z", "+00:00")) if s[:1].isdigit() else None
+        except ValueError:
+            at = None
+        if at is not None:
+            return to_iso(at, field=where)  # refuses a time without a zone, saying so
     raise InvalidInput(f"{where}: {text!r} is not a time; give ISO 8601 with a zone "
                        "('2026-05-01T10:00:00Z'), 'now', 'N days ago' or 'last N days' "
                        "(N up to 6 digits; units: minutes, hours, days, weeks).", field=where)
