@@ -36,6 +36,14 @@ def store_url(request, tmp_path: Path) -> Iterator[str]:
     drop_database(server, url)
 
 
+@pytest.fixture
+def store(store_url: str) -> Iterator[remem.RememStore]:
+    """An open store on ``store_url`` (closed after the test)."""
+    s = remem.open(store_url)
+    yield s
+    s.close()
+
+
 class ScriptedJudge:
     """A judge stand-in: answers from a script and records what it was shown.
 

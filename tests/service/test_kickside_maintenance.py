@@ -11,18 +11,10 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from service.kickside_kit import T0, ScriptedJudge, pg_server, store_url, with_judge  # noqa: F401
+from service.kickside_kit import T0, ScriptedJudge, pg_server, store, store_url, with_judge  # noqa: F401
 
-import remem
 from remem.errors import ExtractionFailed
 from remem.testing.served import Server
-
-
-@pytest.fixture
-def store(store_url):
-    s = remem.open(store_url)
-    yield s
-    s.close()
 
 
 @pytest.fixture

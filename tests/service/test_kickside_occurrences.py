@@ -7,18 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, pg_server, store_url  # noqa: F401
-
-import remem
+from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
 
 ALICE = "user:alice"
-
-
-@pytest.fixture
-def store(store_url):
-    s = remem.open(store_url)
-    yield s
-    s.close()
 
 
 @pytest.fixture

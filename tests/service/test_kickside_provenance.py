@@ -9,19 +9,11 @@ import json
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, pg_server, store_url  # noqa: F401
+from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
 
-import remem
 from remem.service.tokens import Tokens
 
 ALICE = "user:alice"
-
-
-@pytest.fixture
-def store(store_url):
-    s = remem.open(store_url)
-    yield s
-    s.close()
 
 
 @pytest.fixture
