@@ -175,9 +175,6 @@ def _check_tombstone_bytes(db: Path) -> None:
         assert value.encode() not in raw
 
 
-@pytest.mark.xfail(strict=True, reason="remem's tombstones and ledger events keep the raw "
-                   "scope and key labels (user:personal, response_style) beside the keyed "
-                   "claim hash; hashing the labels too needs a store migration")
 def test_a_forgotten_slot_leaves_no_raw_identity_labels(tmp_path):
     db = tmp_path / "labels.db"
     env = seedkit.environment(db)

@@ -3,6 +3,15 @@
 An event is a wire type name (past tense, ``item.superseded``), a schema version and a data
 mapping of ids, hashes, times and enums. Memory text never enters an event: ``ensure_text_free``
 rejects any data field outside the declared field set of its type.
+
+Identity labels (issue 15): an ``Event`` is built with raw ``scope``/``key`` labels, and
+``domain.ledger.chain`` seals them for a memory with keyed labels (``domain.labels``). The
+stored data version ``v`` tells the formats apart:
+
+- ``v: 1``: raw ``scope`` and ``key`` (every event of a memory created before issue 15, and
+  events that name no label);
+- ``v: 2``: ``scope_ref`` and ``key_ref`` (``lbl_`` + HMAC-SHA256 with the memory's secret) in
+  their place; the labels live in the erasable ``labels`` table beside the ledger.
 """
 
 from __future__ import annotations
@@ -73,7 +82,8 @@ FIELDS: dict[EventType, frozenset[str]] = {
     EventType.CONSOLIDATION_COMPLETED: frozenset({"run_id", "stats"}),
 }
 
-#: Schema version per event type; bump and add an upcaster when a type's data changes.
+#: Schema version per event type; bump and add an upcaster when a type's data changes. A
+#: sealed event (labels replaced by refs) is stored as ``domain.labels.SEALED_VERSION`` (2).
 SCHEMA_VERSION: dict[EventType, int] = {t: 1 for t in EventType}
 
 
@@ -103,5 +113,6 @@ def ensure_text_free(event_type: EventType, data: Mapping[str, Any]) -> None:
 
 
 def upcast(event_type: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Brings stored event data to the current schema version (all types are at v1 today)."""
+    """Brings stored event data to the current schema version (all types are at v1 today;
+    v2 differs only by label refs, which ``domain.labels`` resolves)."""
     return dict(data)

@@ -3,6 +3,12 @@
 Used by the write path (apply a decision's events to the affected key's records), by
 ``rebuild`` (apply every event of a memory to an empty projection) and, through
 ``key_state``, by the decision. Pure: mutates only the in-memory ``Projection`` it is given.
+
+Labels (``domain.labels``): items carry their raw ``scope``/``key`` (live rows only); key
+revisions, key cardinalities and tombstones are keyed by label refs, which outlive a forgotten
+item without naming it. The fold reads data version 1 (raw labels: refs computed with the
+projection's ``label_keys``) and version 2 (refs: labels joined back from ``names``, filled by
+the store from its labels table and by each sealed event's own ``labels``).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from remem.domain.events import EventType
+from remem.domain.labels import LabelKeys, with_refs
 from remem.domain.model import (
     Cardinality,
     ItemState,
@@ -60,7 +67,8 @@ class ItemRecord:
 
 @dataclass(frozen=True)
 class KeyRecord:
-    """One row of the keys table: persisted cardinality and the revision counter per scope."""
+    """One row of the key_revisions table: the revision counter per (scope, key), named by
+    label refs (``scope`` and ``key`` hold refs; raw labels for a memory without keyed ones)."""
 
     scope: str
     key: str
@@ -81,6 +89,8 @@ class Projection:
     """In-memory read model of (part of) one memory.
 
     ``touched_*`` collect what an ``apply`` changed so a store writes only those rows.
+    ``keys``, ``cardinality`` and ``tombstones`` are keyed by label refs (``label_keys``);
+    ``names`` maps refs to the labels still held.
     """
 
     items: dict[str, ItemRecord] = field(default_factory=dict)
@@ -94,6 +104,8 @@ class Projection:
     new_tombstones: set[tuple[str, str, str]] = field(default_factory=set)
     new_provenance: list[ProvenanceRecord] = field(default_factory=list)
     forgotten: set[str] = field(default_factory=set)
+    label_keys: LabelKeys = field(default_factory=LabelKeys)
+    names: dict[str, str] = field(default_factory=dict)
 
     def mark_all_new(self) -> None:
         """Marks every row as touched/new, so a store writes the whole projection (rebuild)."""
@@ -108,10 +120,18 @@ class Projection:
             self.apply(ev)
 
     def apply(self, ev: Mapping[str, Any]) -> None:
-        """Applies one stored event (mapping with seq, type, data, actor, at)."""
+        """Applies one stored event (mapping with seq, type, data, actor, at and, for an event
+        sealed in this write, ``labels``: {ref: [field, label]})."""
+        for ref, (_, label) in (ev.get("labels") or {}).items():
+            self.names[ref] = label
         handler = _HANDLERS.get(EventType(ev["type"]))
         if handler is not None:
-            handler(self, ev["data"], ev["seq"], ev["at"])
+            handler(self, with_refs(ev["data"], self.label_keys, self.names), ev["seq"],
+                    ev["at"])
+
+    def refs(self, scope: str, key: str) -> tuple[str, str]:
+        """The label refs of a (scope, key) under this projection's label keys."""
+        return self.label_keys.ref("scope", scope), self.label_keys.ref("key", key)
 
     # --- helpers -------------------------------------------------------------------------
     def _put(self, rec: ItemRecord) -> None:
@@ -125,9 +145,9 @@ class Projection:
         self._put(replace(rec, updated_seq=seq, **changes))
 
     def _bump(self, data: Mapping[str, Any]) -> None:
-        if "revision" not in data or "scope" not in data:
+        if "revision" not in data or "scope_ref" not in data:
             return
-        k = (data["scope"], data["key"])
+        k = (data["scope_ref"], data["key_ref"])
         cur = self.keys.get(k, KeyRecord(*k))
         if data["revision"] > cur.revision:
             self.keys[k] = replace(cur, revision=data["revision"])
@@ -135,8 +155,9 @@ class Projection:
 
 
 def _key_declared(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
-    p.cardinality.setdefault(d["key"], (d["cardinality"], d.get("on_change") or "supersede"))
-    p.new_cardinality.add(d["key"])
+    p.cardinality.setdefault(d["key_ref"], (d["cardinality"],
+                                            d.get("on_change") or "supersede"))
+    p.new_cardinality.add(d["key_ref"])
 
 
 def _item_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
@@ -208,7 +229,7 @@ def _item_forgotten(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> N
     p.touched_items.add(d["item_id"])
     p.forgotten.add(d["item_id"])
     p.provenance = [r for r in p.provenance if r.item_id != d["item_id"]]
-    tomb = (d["scope"], d["key"], d["claim_id"])
+    tomb = (d["scope_ref"], d["key_ref"], d["claim_id"])
     if tomb not in p.tombstones:
         p.tombstones.add(tomb)
         p.new_tombstones.add(tomb)
@@ -267,7 +288,8 @@ def key_state(p: Projection, scope: str, key: str) -> KeyState:
         (r for r in p.items.values() if r.scope == scope and r.key == key),
         key=lambda r: (r.revision, r.created_seq),
     )
-    card = p.cardinality.get(key)
+    sref, kref = p.refs(scope, key)
+    card = p.cardinality.get(kref)
     return KeyState(
         scope=Scope.parse(scope),
         key=key,
@@ -282,8 +304,8 @@ def key_state(p: Projection, scope: str, key: str) -> KeyState:
             )
             for r in recs
         ),
-        revision=p.keys.get((scope, key), KeyRecord(scope, key)).revision,
+        revision=p.keys.get((sref, kref), KeyRecord(sref, kref)).revision,
         cardinality=Cardinality(card[0]) if card else None,
         on_change=OnChange(card[1]) if card else OnChange.SUPERSEDE,
-        tombstones=frozenset(c for (s, k, c) in p.tombstones if s == scope and k == key),
+        tombstones=frozenset(c for (s, k, c) in p.tombstones if s == sref and k == kref),
     )

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from remem.domain.canonical import ZERO_HASH, canonical_json, sha256_hex
 from remem.domain.events import Event
+from remem.domain.labels import LabelKeys
 from remem.errors import HeadMoved
 
 BODY_FIELDS = ("memory", "seq", "type", "data", "actor", "at")
@@ -48,7 +49,8 @@ def event_hash(prev_hash: str, event: Mapping[str, Any]) -> str:
 
 
 def chain(events: Sequence[Event], head: tuple[int, str], *, memory_id: str, actor: str,
-          at: str, expected_seq: int | None = None) -> list[dict[str, Any]]:
+          at: str, expected_seq: int | None = None,
+          labels: LabelKeys | None = None) -> list[dict[str, Any]]:
     """Numbers and hashes ``events`` after ``head``; returns the stored events to insert.
 
     Args:
@@ -58,10 +60,13 @@ def chain(events: Sequence[Event], head: tuple[int, str], *, memory_id: str, act
         actor: who wrote them (``owner``, ``agent``, a principal's name).
         at: ISO-8601 UTC time of the write (``timefmt.to_iso``), read by the service.
         expected_seq: the head the decision was made at; None skips the check.
+        labels: the memory's label keys; a keyed one seals ``scope``/``key`` into refs
+            (``domain.labels``, data version 2). None or unkeyed: raw labels (version 1).
 
     Returns:
         One dict per event: memory, seq, type, data (wire data with ``v``), actor, at,
-        prev_hash, hash.
+        prev_hash, hash, and ``labels`` ({ref: [field, label]}, not hashed) when the data
+        was sealed: what the store keeps in its erasable labels table.
 
     Raises:
         HeadMoved: ``head`` is not at ``expected_seq`` (retryable: decide again).
@@ -73,10 +78,14 @@ def chain(events: Sequence[Event], head: tuple[int, str], *, memory_id: str, act
     stored = []
     for ev in events:
         seq += 1
+        data, named = (labels.seal(ev.wire_data()) if labels is not None
+                       else (ev.wire_data(), {}))
         rec: dict[str, Any] = {"memory": memory_id, "seq": seq, "type": ev.type.value,
-                               "data": ev.wire_data(), "actor": actor, "at": at}
+                               "data": data, "actor": actor, "at": at}
         rec["prev_hash"] = prev
         rec["hash"] = prev = event_hash(prev, rec)
+        if named:
+            rec["labels"] = named
         stored.append(rec)
     return stored
 

@@ -151,7 +151,7 @@ class Writer:
         if idem_key:
             found = uow.idempotency_get(idem_key)
             if found is not None:
-                return _replay(found, idem_digest, req.idempotency_key)
+                return _replay(found, idem_digest, req.idempotency_key, scope, key)
         head, _ = uow.head()
         if req.judged_at_head is not None and head != req.judged_at_head:
             raise HeadMoved(
@@ -269,7 +269,7 @@ def append_events(uow: Any, events: list[Event], *, actor: str, at: str,
             (retryable: decide again).
     """
     stored = chain(events, uow.head(), memory_id=uow.memory_id, actor=actor, at=at,
-                   expected_seq=expected_seq)
+                   expected_seq=expected_seq, labels=getattr(uow, "label_keys", None))
     uow.insert_events(stored)
     return stored
 
@@ -283,10 +283,12 @@ def _inherited_metadata(uow: Any, proj: Projection, item_id: str) -> dict[str, A
     return None
 
 
-def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str) -> WriteResult:
+def _replay(found: tuple[str, dict[str, Any]], idem_digest: str, idem_key: str,
+            scope: str, key: str) -> WriteResult:
     stored_digest, result = found
     if stored_digest == "forgotten":  # the original write was erased: never learned again
-        return WriteResult(**{**result, "replayed": True})
+        # (its marker names neither scope nor key: they are the request's own)
+        return WriteResult(**{"scope": scope, "key": key, **result, "replayed": True})
     if stored_digest != idem_digest:
         raise IdempotencyConflict(
             f"Idempotency key {idem_key!r} was already used for a different request. Retry "

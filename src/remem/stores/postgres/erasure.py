@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
@@ -31,7 +31,8 @@ FORGOTTEN_DIGEST = "forgotten"
 #: in the forget transaction, but rewriting it would rebuild the memory's HNSW index (minutes
 #: at 100k rows); its dead tuples hold floats, not text, and go with autovacuum.
 SCRUB_SURFACES = {"payloads": "payloads", "idempotency": "payloads", "sources": "sources",
-                  "search_docs": "full_text", "profile_renders": "pinned_profiles"}
+                  "search_docs": "full_text", "profile_renders": "pinned_profiles",
+                  "labels": "payloads"}
 
 
 def _scalar(conn: psycopg.Connection, query: str, args: Sequence[Any]) -> Any:
@@ -83,8 +84,11 @@ def _list(scopes: Sequence[str] | None) -> list[str] | None:
 
 
 def forget_idempotency(conn: psycopg.Connection, memory_id: str,
-                       item_ids: Sequence[str]) -> int:
-    """Replaces idempotency records of erased items by a text-free 'forgotten' marker."""
+                       item_ids: Sequence[str],
+                       rekey: Callable[[str], str] | None = None) -> int:
+    """Replaces idempotency records of erased items by a text-free 'forgotten' marker; with
+    ``rekey`` (keyed labels) the marker names neither scope nor key and is stored under
+    ``rekey(idem_key)`` (the key names them), as on SQLite."""
     if not item_ids:
         return 0
     rows = conn.execute("SELECT idem_key, result FROM idempotency WHERE memory_id=%s AND "
@@ -93,10 +97,29 @@ def forget_idempotency(conn: psycopg.Connection, memory_id: str,
         old = json.loads(r["result"])
         marker = {"outcome": "forgotten", "scope": old.get("scope"), "key": old.get("key"),
                   "revision": old.get("revision", 0), "item_id": None}
-        conn.execute("UPDATE idempotency SET digest=%s, result=%s, item_id=NULL WHERE "
-                     "memory_id=%s AND idem_key=%s",
-                     (FORGOTTEN_DIGEST, json.dumps(marker), memory_id, r["idem_key"]))
+        new_key = rekey(r["idem_key"]) if rekey is not None else r["idem_key"]
+        if new_key != r["idem_key"]:
+            marker = {k: v for k, v in marker.items() if k not in ("scope", "key")}
+        conn.execute("UPDATE idempotency SET idem_key=%s, digest=%s, result=%s, item_id=NULL "
+                     "WHERE memory_id=%s AND idem_key=%s",
+                     (new_key, FORGOTTEN_DIGEST, json.dumps(marker), memory_id, r["idem_key"]))
     return len(rows)
+
+
+def erase_labels(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str]) -> int:
+    """Erases the raw labels (scope, key) of the items that no other item of the memory
+    still uses (run before the items' rows are deleted); returns labels erased."""
+    if not item_ids:
+        return 0
+    n = 0
+    for field in ("scope", "key"):
+        n += conn.execute(sql.SQL(
+            "DELETE FROM labels l WHERE l.memory_id=%(m)s AND l.field=%(f)s AND l.label IN ("
+            "SELECT {c} FROM items WHERE memory_id=%(m)s AND item_id = ANY(%(ids)s)) AND NOT "
+            "EXISTS (SELECT 1 FROM items i WHERE i.memory_id=l.memory_id AND i.{c}=l.label "
+            "AND NOT (i.item_id = ANY(%(ids)s)))").format(c=sql.Identifier(field)),
+            {"m": memory_id, "f": field, "ids": list(item_ids)}).rowcount
+    return n
 
 
 def erase_docs(conn: psycopg.Connection, memory_id: str,
@@ -146,7 +169,8 @@ def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
 
 
 def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
-                scopes: Sequence[str] | None, at: str) -> dict[str, Any]:
+                scopes: Sequence[str] | None, at: str,
+                rekey: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Erases every surface of the given items inside the forget transaction and records
     the physical scrub owed. Sources are redacted when the items name them or their text
     contains an erased value, within ``scopes`` (None: every scope of the memory).
@@ -175,12 +199,13 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
         "vectors": vec,
         "sources": redact_sources(conn, memory_id, source_ids, at),
         "pinned_profiles": drop_profile_renders(conn, memory_id, ids),
-        "idempotency": forget_idempotency(conn, memory_id, ids),
+        "idempotency": forget_idempotency(conn, memory_id, ids, rekey),
+        "labels": erase_labels(conn, memory_id, ids),
     }
     touched = {"payloads": payloads, "idempotency": counts["idempotency"],
                "sources": counts["sources"], "receipts": counts["sources"],
                "search_docs": fts,
-               "profile_renders": counts["pinned_profiles"]}
+               "profile_renders": counts["pinned_profiles"], "labels": counts["labels"]}
     record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
     return {**counts, "_source_ids": source_ids}
 

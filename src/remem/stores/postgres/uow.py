@@ -25,10 +25,11 @@ from remem.stores.sql.uow import SqlUnitOfWork
 _PROJECTION = (
     "SELECT 'i' AS t, to_jsonb(i) AS r FROM items i WHERE memory_id=%(m)s AND scope=%(s)s "
     "AND key=%(k)s UNION ALL SELECT 'r', jsonb_build_object('revision', revision) FROM "
-    "key_revisions WHERE memory_id=%(m)s AND scope=%(s)s AND key=%(k)s UNION ALL SELECT 'c', "
-    "jsonb_build_object('cardinality', cardinality, 'on_change', on_change) FROM keys WHERE "
-    "memory_id=%(m)s AND key=%(k)s UNION ALL SELECT 't', jsonb_build_object('claim_id', "
-    "claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(s)s AND key=%(k)s")
+    "key_revisions WHERE memory_id=%(m)s AND scope=%(sr)s AND key=%(kr)s UNION ALL SELECT "
+    "'c', jsonb_build_object('cardinality', cardinality, 'on_change', on_change) FROM keys "
+    "WHERE memory_id=%(m)s AND key=%(kr)s UNION ALL SELECT 't', jsonb_build_object("
+    "'claim_id', claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(sr)s AND "
+    "key=%(kr)s")
 
 
 class PostgresUnitOfWork(SqlUnitOfWork):
@@ -54,18 +55,21 @@ class PostgresUnitOfWork(SqlUnitOfWork):
 
     def projection_for(self, scope: str, key: str) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones
-        (one round trip)."""
-        p = Projection()
-        for row in self.conn.execute(_PROJECTION, {"m": self.memory_id, "s": scope, "k": key}):
+        (one round trip after the label keys); the last three by label refs."""
+        p = Projection(label_keys=self.label_keys)
+        sref, kref = p.refs(scope, key)
+        p.names.update({sref: scope, kref: key})
+        for row in self.conn.execute(_PROJECTION, {"m": self.memory_id, "s": scope, "k": key,
+                                                   "sr": sref, "kr": kref}):
             r = row["r"]
             if row["t"] == "i":
                 rec = row_to_item(r)
                 p.items[rec.item_id] = rec
             elif row["t"] == "r":
-                p.keys[(scope, key)] = KeyRecord(scope, key, r["revision"])
+                p.keys[(sref, kref)] = KeyRecord(sref, kref, r["revision"])
             elif row["t"] == "c":
-                p.cardinality[key] = (r["cardinality"], r["on_change"])
+                p.cardinality[kref] = (r["cardinality"], r["on_change"])
             else:
-                p.tombstones.add((scope, key, r["claim_id"]))
+                p.tombstones.add((sref, kref, r["claim_id"]))
         return p
 

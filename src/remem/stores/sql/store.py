@@ -16,12 +16,13 @@ from typing import Any
 from remem.domain.events import upcast
 from remem.domain.filters import ItemFilter, load_metadata
 from remem.domain.fold import ItemRecord, Projection
+from remem.domain.labels import LabelKeys, resolve
 from remem.domain.ledger import ChainBreak, verify_chain
 from remem.errors import AlreadyExists, IntegrityError, NotFound
 from remem.stores import names_a_row
 from remem.stores.sql.dialect import Dialect, as_dict
 from remem.stores.sql.rows import row_to_item
-from remem.stores.sql.uow import save_projection
+from remem.stores.sql.uow import load_label_keys, load_label_names, save_projection
 
 #: The read-model tables ``rebuild`` drops and refolds.
 READ_MODEL_TABLES = ("items", "keys", "key_revisions", "tombstones", "provenance")
@@ -121,15 +122,20 @@ class SqlStore:
             if not rows:
                 raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
             self._memory_created(c, memory_id, dict(rows[0]))
-            if claim_secret is not None:
-                self._x(c, "INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (?,?)",
-                        (memory_id, claim_secret))
+            if claim_secret is not None:  # keyed claim ids and keyed labels (issue 15)
+                self._x(c, "INSERT INTO memory_secrets(memory_id, claim_secret, keyed_labels) "
+                           "VALUES (?,?,?)", (memory_id, claim_secret, self.dialect.flag(True)))
 
     def claim_secret(self, memory_id: str) -> bytes | None:
         """The memory's claim-id secret; None for a memory created before keyed claim ids."""
         row = self._one("SELECT claim_secret FROM memory_secrets WHERE memory_id=?",
                         (memory_id,))
         return bytes(row["claim_secret"]) if row else None
+
+    def label_keys(self, memory_id: str) -> LabelKeys:
+        """How the memory names scopes and keys outside its live items (``domain.labels``)."""
+        with self._read() as c:
+            return load_label_keys(self.dialect, c, memory_id)
 
     def memory_config(self, memory_id: str) -> dict[str, Any]:
         """Raises NotFound."""
@@ -253,7 +259,10 @@ class SqlStore:
         return [row_to_item(r) for r in rows]
 
     def key_meta(self, memory_id: str, scope: str, key: str) -> dict[str, Any]:
-        """{revision, cardinality, on_change, tombstones} (one statement)."""
+        """{revision, cardinality, on_change, tombstones} (one statement after the label
+        keys: these rows are keyed by label refs)."""
+        keys = self.label_keys(memory_id)
+        scope, key = keys.ref("scope", scope), keys.ref("key", key)
         row = self._one(
             "SELECT (SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
             "key=?) AS revision, (SELECT cardinality FROM keys WHERE memory_id=? AND key=?) AS "
@@ -282,12 +291,18 @@ class SqlStore:
 
     def events(self, memory_id: str, *, after_seq: int = 0) -> Iterator[dict[str, Any]]:
         """Ledger events in seq order as dicts (memory, seq, type, data, actor, at, hashes),
-        read in pages (no connection is held between pages)."""
+        read in pages (no connection is held between pages). Label refs whose labels are
+        still held read as ``scope``/``key`` (``domain.labels.resolve``); erased ones stay
+        refs."""
         last = after_seq
+        with self._read() as c:
+            names = load_label_names(self.dialect, c, memory_id)
         while True:
             rows = self._all("SELECT * FROM ledger WHERE memory_id=? AND seq>? ORDER BY seq "
                              "LIMIT ?", (memory_id, last, EVENT_PAGE))
-            yield from (stored_event(memory_id, r) for r in rows)
+            for r in rows:
+                ev = stored_event(memory_id, r)
+                yield {**ev, "data": resolve(ev["data"], names)}
             if len(rows) < EVENT_PAGE:
                 return
             last = rows[-1]["seq"]
@@ -355,7 +370,8 @@ class SqlStore:
             self._lock_memory(c, memory_id)
             for table in READ_MODEL_TABLES:
                 self._x(c, f"DELETE FROM {table} WHERE memory_id=?", (memory_id,))
-            p = Projection()
+            p = Projection(label_keys=load_label_keys(self.dialect, c, memory_id),
+                           names=load_label_names(self.dialect, c, memory_id))
             n = 0
             for r in self._ledger_rows(c, memory_id):
                 p.apply(stored_event(memory_id, r))

@@ -15,6 +15,7 @@ from typing import Any
 
 from remem.domain.filters import dump_metadata, load_metadata
 from remem.domain.fold import KeyRecord, Projection
+from remem.domain.labels import LabelKeys
 from remem.domain.ledger import EMPTY, Head, encode_data
 from remem.errors import HeadMoved
 from remem.stores.sql.dialect import Dialect
@@ -22,6 +23,21 @@ from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
 
 _INSERT_EVENT = ("INSERT INTO ledger(memory_id, seq, type, data, actor, at, prev_hash, hash) "
                  "VALUES ")
+
+
+def load_label_keys(dialect: Dialect, conn: Any, memory_id: str) -> LabelKeys:
+    """The memory's label keys: keyed with its claim secret when it was created with keyed
+    labels (``memory_secrets.keyed_labels``), else raw labels (a memory older than issue 15)."""
+    row = dialect.execute(conn, "SELECT claim_secret, keyed_labels FROM memory_secrets WHERE "
+                                "memory_id=?", (memory_id,)).fetchone()
+    keyed = row is not None and bool(row["keyed_labels"])
+    return LabelKeys(memory_id, bytes(row["claim_secret"]) if keyed else None)
+
+
+def load_label_names(dialect: Dialect, conn: Any, memory_id: str) -> dict[str, str]:
+    """{ref: label} of every label the memory still holds (the labels table)."""
+    return {r["ref"]: r["label"] for r in dialect.execute(
+        conn, "SELECT ref, label FROM labels WHERE memory_id=?", (memory_id,)).fetchall()}
 
 
 def is_unique_violation(exc: BaseException) -> bool:
@@ -50,9 +66,17 @@ class SqlUnitOfWork:
         self.memory_id = memory_id
         self.dialect = dialect
         self._head: Head | None = Head(*head) if head is not None else None
+        self._label_keys: LabelKeys | None = None
 
     def _x(self, text: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self.dialect.execute(self.conn, text, args)
+
+    @property
+    def label_keys(self) -> LabelKeys:
+        """How the memory names scopes and keys in its ledger (read once per transaction)."""
+        if self._label_keys is None:
+            self._label_keys = load_label_keys(self.dialect, self.conn, self.memory_id)
+        return self._label_keys
 
     # --- ledger -------------------------------------------------------------------------
     def head(self) -> tuple[int, str]:
@@ -84,27 +108,37 @@ class SqlUnitOfWork:
             raise HeadMoved("Another writer appended at the same sequence; decide again.",
                             head_seq=stored[0]["seq"] - 1) from exc
         self._head = Head(stored[-1]["seq"], stored[-1]["hash"])
+        named = {ref: fl for r in stored for ref, fl in (r.get("labels") or {}).items()}
+        if named:  # the raw labels of sealed events, beside the ledger (erasable)
+            with _cursor(self.conn) as cur:
+                cur.executemany(self.dialect.sql(
+                    "INSERT INTO labels(memory_id, ref, field, label) VALUES (?,?,?,?) "
+                    "ON CONFLICT DO NOTHING"),
+                    [(self.memory_id, ref, f, label) for ref, (f, label) in sorted(named.items())])
 
     # --- state ---------------------------------------------------------------------------
     def projection_for(self, scope: str, key: str) -> Projection:
-        """The read model of one (scope, key): items, revision, cardinality, tombstones."""
-        p = Projection()
+        """The read model of one (scope, key): items, revision, cardinality, tombstones (the
+        last three by label refs)."""
+        p = Projection(label_keys=self.label_keys)
         m = self.memory_id
+        sref, kref = p.refs(scope, key)
+        p.names.update({sref: scope, kref: key})
         for row in self._x("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?",
                            (m, scope, key)).fetchall():
             rec = row_to_item(row)
             p.items[rec.item_id] = rec
         row = self._x("SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
-                      "key=?", (m, scope, key)).fetchone()
+                      "key=?", (m, sref, kref)).fetchone()
         if row:
-            p.keys[(scope, key)] = KeyRecord(scope, key, row["revision"])
+            p.keys[(sref, kref)] = KeyRecord(sref, kref, row["revision"])
         row = self._x("SELECT cardinality, on_change FROM keys WHERE memory_id=? AND key=?",
-                      (m, key)).fetchone()
+                      (m, kref)).fetchone()
         if row:
-            p.cardinality[key] = (row["cardinality"], row["on_change"])
+            p.cardinality[kref] = (row["cardinality"], row["on_change"])
         for r in self._x("SELECT claim_id FROM tombstones WHERE memory_id=? AND scope=? AND "
-                         "key=?", (m, scope, key)).fetchall():
-            p.tombstones.add((scope, key, r["claim_id"]))
+                         "key=?", (m, sref, kref)).fetchall():
+            p.tombstones.add((sref, kref, r["claim_id"]))
         return p
 
     def item_key(self, item_id: str) -> tuple[str, str] | None:
@@ -138,13 +172,20 @@ class SqlUnitOfWork:
         sources of ``scopes`` (None: every scope) naming or containing them, pinned renders,
         idempotency digests) with the backend's ``erasure`` module, and records the scrub
         owed; ``at`` is the erasure time (ISO-8601 UTC, from the service).
-        Returns counts per surface plus ``_source_ids``."""
-        return self.erasure.erase_items(self.conn, self.memory_id, item_ids, scopes, at)
+        Returns counts per surface plus ``_source_ids``. The items' idempotency keys are
+        re-keyed by label ref (they name the scope and key) and the raw labels no other live
+        item uses are erased."""
+        keys = self.label_keys
+        return self.erasure.erase_items(self.conn, self.memory_id, item_ids, scopes, at,
+                                        rekey=lambda k: keys.ref("idem", k))
 
     # --- idempotency ---------------------------------------------------------------------
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
+        """(digest, result) stored under the key, or under its ref once its item was
+        forgotten (a forgotten marker names neither scope nor key); None: not seen."""
+        ref = self.label_keys.ref("idem", idem_key)
         row = self._x("SELECT digest, result FROM idempotency WHERE memory_id=? AND "
-                      "idem_key=?", (self.memory_id, idem_key)).fetchone()
+                      "idem_key IN (?, ?)", (self.memory_id, idem_key, ref)).fetchone()
         return (row["digest"], json.loads(row["result"])) if row else None
 
     def idempotency_put(self, idem_key: str, digest: str, result: dict[str, Any],

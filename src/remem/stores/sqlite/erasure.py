@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
@@ -86,9 +86,13 @@ def erase_payloads(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[
 
 
 def forget_idempotency(conn: sqlite3.Connection, memory_id: str,
-                       item_ids: Sequence[str]) -> int:
+                       item_ids: Sequence[str],
+                       rekey: Callable[[str], str] | None = None) -> int:
     """Replaces idempotency records of erased items by a text-free 'forgotten' marker, so a
-    replay with the same key gets ``forgotten`` and no digest of the value survives."""
+    replay with the same key gets ``forgotten`` and no digest of the value survives. With
+    ``rekey`` (a memory with keyed labels) the marker names neither scope nor key and is
+    stored under ``rekey(idem_key)``: the key itself names them (``src:[..., scope, key, ...]``
+    or ``scope/...``)."""
     if not item_ids:
         return 0
     n = 0
@@ -98,10 +102,30 @@ def forget_idempotency(conn: sqlite3.Connection, memory_id: str,
         old = json.loads(result)
         marker = {"outcome": "forgotten", "scope": old.get("scope"), "key": old.get("key"),
                   "revision": old.get("revision", 0), "item_id": None}
-        conn.execute("UPDATE idempotency SET digest=?, result=?, item_id=NULL WHERE "
-                     "memory_id=? AND idem_key=?",
-                     (FORGOTTEN_DIGEST, json.dumps(marker), memory_id, idem_key))
+        if rekey is not None and rekey(idem_key) != idem_key:
+            marker = {k: v for k, v in marker.items() if k not in ("scope", "key")}
+        conn.execute("UPDATE idempotency SET idem_key=?, digest=?, result=?, item_id=NULL "
+                     "WHERE memory_id=? AND idem_key=?",
+                     (rekey(idem_key) if rekey else idem_key, FORGOTTEN_DIGEST,
+                      json.dumps(marker), memory_id, idem_key))
         n += 1
+    return n
+
+
+def erase_labels(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str]) -> int:
+    """Erases the raw labels (scope, key) of the items that no other item of the memory
+    still uses (run before the items' rows are deleted); returns labels erased."""
+    if not item_ids:
+        return 0
+    q = _in(item_ids)
+    n = 0
+    for field in ("scope", "key"):
+        n += conn.execute(
+            f"DELETE FROM labels WHERE memory_id=? AND field='{field}' AND label IN (SELECT "
+            f"{field} FROM items WHERE memory_id=? AND item_id IN ({q})) AND NOT EXISTS ("
+            f"SELECT 1 FROM items i WHERE i.memory_id=labels.memory_id AND "
+            f"i.{field}=labels.label AND i.item_id NOT IN ({q}))",
+            (memory_id, memory_id, *item_ids, *item_ids)).rowcount
     return n
 
 
@@ -243,13 +267,15 @@ def drop_profile_renders(conn: sqlite3.Connection, memory_id: str,
 
 
 def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
-                scopes: Sequence[str] | None, at: str) -> dict[str, Any]:
+                scopes: Sequence[str] | None, at: str,
+                rekey: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Erases every surface of the given items inside the forget transaction and records
     the scrub owed. Sources are redacted when the items name them or their text contains an
     erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
-        Counts per surface plus ``_source_ids`` (the sources redacted).
+        Counts per surface plus ``_source_ids`` (the sources redacted). ``rekey`` re-keys
+        the items' idempotency records (see :func:`forget_idempotency`).
     """
     values = payload_values(conn, memory_id, item_ids)
     source_ids = sorted(set(provenance_sources(conn, memory_id, item_ids))
@@ -270,6 +296,7 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
         "vectors": vec,
         "sources": redact_sources(conn, memory_id, source_ids, at),
         "pinned_profiles": drop_profile_renders(conn, memory_id, item_ids),
-        "idempotency": forget_idempotency(conn, memory_id, item_ids),
+        "idempotency": forget_idempotency(conn, memory_id, item_ids, rekey),
+        "labels": erase_labels(conn, memory_id, item_ids),
         "_source_ids": source_ids,
     }

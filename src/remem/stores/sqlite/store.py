@@ -27,7 +27,7 @@ from remem.stores.sqlite.uow import SQLiteUnitOfWork
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
                  "provenance", "idempotency", "sources", "search_docs", "vectors",
                  "profile_renders", "receipts", "jobs", "runs", "capture_cursors", "feedback",
-                 "tokens", "memory_secrets")
+                 "tokens", "memory_secrets", "labels")
 __all__ = ["MEMORY_TABLES", "READ_MODEL_TABLES", "SQLiteStore"]
 
 
