@@ -12,7 +12,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
 import seedkit
 from seedkit import AFTER_RESTART, CREATE_READ, FORGET, Seed
 
