@@ -251,7 +251,8 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     by compare-and-set (``capture.advanced``), so re-sending a conversation duplicates nothing.
 
     Args:
-        turns: the whole conversation (or its tail) as ``[{id, role, text, occurred_at?}]``,
+        turns: the whole conversation (or its tail) as ``[{id, role, text, occurred_at?,
+            kind?, payload?, caused_by_log_id?}]`` (log entry fields: ``Memory.observe``),
             oldest first; ``id`` is the host's stable message id (the source id).
         expected_position: the cursor position the caller last saw; None reads it now.
 
@@ -305,7 +306,9 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
             at = from_iso(at, field="occurred_at")
         r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
                            run_id=run_id, occurred_at=at,
-                           actor=t.get("actor"), capture=context)
+                           actor=t.get("actor"), capture=context, kind=t.get("kind"),
+                           payload=t.get("payload"),
+                           caused_by_log_id=t.get("caused_by_log_id"))
         captured.append(r.to_dict())
     if new:
         now = to_iso(memory.clock.now())
