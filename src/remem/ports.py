@@ -224,8 +224,13 @@ class Store(JobStore, TokenStore, Protocol):
 
     # memory admin
     def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
-                      claim_secret: bytes | None) -> None:
-        """Stores the memory and its claim-id secret (None: none). Raises AlreadyExists."""
+                      claim_secret: bytes | None, tenant_id: str = "default") -> None:
+        """Stores the memory (in ``tenant_id``) and its claim-id secret (None: none). Raises
+        AlreadyExists."""
+        ...
+
+    def memory_tenant(self, memory_id: str) -> str | None:
+        """The tenant a memory belongs to; None when there is no such memory."""
         ...
 
     def claim_secret(self, memory_id: str) -> bytes | None:
@@ -240,7 +245,7 @@ class Store(JobStore, TokenStore, Protocol):
         ...
 
     def list_memories(self) -> list[dict[str, Any]]:
-        """[{memory_id, created_at, updated_at}] sorted by id."""
+        """[{memory_id, created_at, updated_at, tenant_id}] sorted by id."""
         ...
 
     def delete_memory(self, memory_id: str, at: str) -> dict[str, int]:

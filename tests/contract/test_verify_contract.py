@@ -90,8 +90,9 @@ def test_an_altered_source_row_and_unparsable_source_event_are_reported(
                    "source_id='turn-2'") == 1
     m1 = _m1(_verify(store_url))
     assert m1["breaks"] == [] and m1["sources_ok"] is False
-    assert m1["sources_broken"] == {"run_id": "r", "sequence": 2, "source_id": "turn-2",
-                                    "reason": "text does not match the committed digest"}
+    # schema log entries (issue 16): sequence from 0; the text must equal the payload's
+    assert m1["sources_broken"] == {"run_id": "r", "sequence": 1, "source_id": "turn-2",
+                                    "reason": "text does not match the payload"}
     assert raw_sql("UPDATE sources SET text='turn number 2' WHERE memory_id='m1' AND "
                    "source_id='turn-2'") == 1
     assert _verify(store_url)["ok"]

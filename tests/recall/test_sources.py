@@ -45,11 +45,11 @@ def test_sources_chain_per_run_with_the_zero_hash_first(mem, rstore) -> None:
     r1 = mem.observe(ALICE, "one", run_id="a")
     r2 = mem.observe(ALICE, "two", run_id="a")
     r3 = mem.observe(ALICE, "uno", run_id="b")
-    assert (r1.sequence, r2.sequence, r3.sequence) == (1, 2, 1)
+    assert (r1.sequence, r2.sequence, r3.sequence) == (0, 1, 0)  # schema LogEntry: from 0
     rows = {r["source_id"]: r for r in rstore.adapter.conn.execute("SELECT * FROM sources")}
-    assert rows[r1.source_id]["prev_hash"] == "0" * 64
+    assert rows[r1.source_id]["prev_hash"] == "sha256:" + "0" * 64
     assert rows[r2.source_id]["prev_hash"] == r1.entry_hash
-    assert rows[r3.source_id]["prev_hash"] == "0" * 64
+    assert rows[r3.source_id]["prev_hash"] == "sha256:" + "0" * 64
     assert rstore.verify()["memories"]["m1"]["sources_ok"]
 
 

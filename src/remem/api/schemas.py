@@ -132,6 +132,10 @@ class ResolveIn(_In):
 class MemoryCreateIn(_In):
     memory_id: str = Field(min_length=1, max_length=128, examples=["m1"])
     config: dict[str, Any] | None = None
+    tenant_id: str | None = Field(
+        default=None, min_length=1, max_length=128, examples=["acme"],
+        description="The tenant the memory belongs to (Log+Facts tenantId); default: the "
+                    "token's tenant. A token creates memories in its own tenant only.")
 
 
 class TokenCreateIn(_In):
@@ -291,6 +295,7 @@ class ScheduledJobOut(_Out):
 
 class StatusOut(_Out):
     memory: str
+    tenant: str | None = None
     head_seq: int
     items: dict[str, int]
     index_health: IndexHealthOut | None = None
@@ -314,6 +319,7 @@ class ApplyOut(_Out):
 class MemoryOut(_Out):
     memory_id: str
     config: dict[str, Any]
+    tenant_id: str | None = None
 
 
 class MemoryDeletedOut(_Out):
@@ -330,6 +336,7 @@ class TokenOut(_Out):
     label: str | None
     created_at: str
     revoked_at: str | None
+    tenant_id: str | None = None
 
 
 class TokenCreatedOut(TokenOut):
@@ -384,13 +391,24 @@ Scopes = Field(min_length=1, max_length=16, examples=[["user:alice", "agent:bot"
 
 class ObserveIn(_In):
     scope: str = ScopeStr
-    text: str = Field(min_length=1, max_length=16_384, description="The captured input "
-                      "(<= 16,384 UTF-8 bytes).")
-    role: str = Field(default="user", max_length=32)
+    text: str | None = Field(default=None, min_length=1, max_length=16_384,
+                             description="The captured input (<= 16,384 UTF-8 bytes); "
+                             "optional when a payload is given.")
+    role: str | None = Field(default=None, max_length=32,
+                             description="Speaker role (default: from the kind, else user).")
     source_id: str | None = Field(default=None, max_length=MAX_SOURCE_ID_BYTES)
     run_id: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
-    kind: str = Field(default="user-message", max_length=64)
+    kind: str | None = Field(default=None, max_length=64, description=(
+        "Log entry kind, one of: user-message, agent-message, system-message, tool-call, "
+        "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
+        "event-received, guardrail-triggered, wait-suspended, wait-resumed (default: from "
+        "the role)."))
+    payload: dict[str, Any] | None = Field(default=None, description=(
+        "The kind-specific payload object (<= 65,536 bytes as canonical JSON); unknown "
+        "fields are kept; the text goes in as 'text'."))
+    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512,
+                                         description="The source (log entry) that caused it.")
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = Field(
         default=None, description="Metadata kept with the source and inherited by the facts "
@@ -479,5 +497,14 @@ class StageSourceIn(_In):
     role: str = Field(default="user", max_length=32)
     actor: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
-    kind: str = Field(default="user-message", max_length=64)
     run_id: str | None = Field(default=None, max_length=256)
+    kind: str | None = Field(default=None, max_length=64, description=(
+        "Log entry kind, one of: user-message, agent-message, system-message, tool-call, "
+        "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
+        "event-received, guardrail-triggered, wait-suspended, wait-resumed (default: from "
+        "the role)."))
+    payload: dict[str, Any] | None = Field(default=None, description=(
+        "The kind-specific payload object (<= 65,536 bytes as canonical JSON); unknown "
+        "fields are kept; the text goes in as 'text'."))
+    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512,
+                                         description="The source (log entry) that caused it.")

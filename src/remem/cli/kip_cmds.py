@@ -58,7 +58,14 @@ def register(app: typer.Typer) -> None:
               role: Annotated[str, typer.Option(help="user, assistant, agent, tool, ...")] = "user",
               actor: Annotated[str | None, typer.Option(help="Who said it.")] = None,
               digest: Annotated[str | None, typer.Option(
-                  help="sha256:<hex> of the text's UTF-8 bytes (checked).")] = None) -> None:
+                  help="sha256:<hex> of the text's UTF-8 bytes (checked).")] = None,
+              kind: Annotated[str | None, typer.Option(
+                  help="Log entry kind (user-message, tool-result, ...; default: from role)."
+              )] = None,
+              payload: Annotated[str | None, typer.Option(
+                  help="Kind-specific payload, a JSON object (unknown fields kept).")] = None,
+              caused_by: Annotated[str | None, typer.Option(
+                  help="Source id of the log entry that caused this one.")] = None) -> None:
         """Stage a host-captured source for KIP observe/revise/feedback."""
         def body():
             from remem.cli.main import read_input
@@ -69,8 +76,12 @@ def register(app: typer.Typer) -> None:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise InvalidInput("The source text is not valid UTF-8.", field="file") from exc
-            out = current_memory().stage_source(scope, text, source_ref=source_ref,
-                                                digest=digest, role=role, actor=actor)
+            from remem.cli.recall_cmds import parse_json_option
+
+            out = current_memory().stage_source(
+                scope, text, source_ref=source_ref, digest=digest, role=role, actor=actor,
+                kind=kind, payload=parse_json_option(payload, "--payload"),
+                caused_by_log_id=caused_by)
             emit(out, json_text(out))
         run(body)
 

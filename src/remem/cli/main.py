@@ -152,12 +152,15 @@ def parse_json_value(text: str, as_json: bool) -> Any:
 def memory_create(
     memory_id: str,
     config: Annotated[Path | None, typer.Option(help="JSON config file.")] = None,
+    tenant: Annotated[str | None, typer.Option(
+        help="Tenant the memory belongs to for good (default: 'default').")] = None,
 ) -> None:
-    """Create a memory (config validated against the JSON Schema)."""
+    """Create a memory (config validated against the JSON Schema) in a tenant."""
     def body():
         cfg = read_json_file(config, "config") if config else None
-        open_store().create_memory(memory_id, cfg)
-        emit({"memory": memory_id, "created": True}, f"Created memory {memory_id}.")
+        m = open_store().create_memory(memory_id, cfg, tenant_id=tenant)
+        emit({"memory": memory_id, "created": True, "tenant": m.ctx.tenant_id},
+             f"Created memory {memory_id} in tenant {m.ctx.tenant_id}.")
     run(body)
 
 

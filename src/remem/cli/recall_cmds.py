@@ -111,15 +111,26 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def observe(
         scope: str,
-        text: Annotated[str, typer.Argument(help="The captured input, or - to read stdin.")],
-        role: Annotated[str, typer.Option(help="user|assistant|tool|system|owner|agent")] = "user",
+        text: Annotated[str | None, typer.Argument(
+            help="The captured input, or - to read stdin (optional with --payload).")] = None,
+        role: Annotated[str | None, typer.Option(
+            help="user|assistant|tool|system|owner|agent (default: from --kind, else user)"
+        )] = None,
         actor: Annotated[str | None, typer.Option(help="Who said it (free text id).")] = None,
         source_id: Annotated[str | None, typer.Option(help="Stable id of this input.")] = None,
         run_id: Annotated[str | None, typer.Option(help="Conversation/run id (chain).")] = None,
         occurred_at: Annotated[str | None, typer.Option(help="ISO time it was said.")] = None,
-        kind: Annotated[str, typer.Option(help="user-message, tool-result, ...")] = "user-message",
+        kind: Annotated[str | None, typer.Option(
+            help="Log entry kind: user-message, agent-message, system-message, tool-call, "
+                 "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
+                 "event-received, guardrail-triggered, wait-suspended, wait-resumed "
+                 "(default: from --role)")] = None,
         idempotency_key: Annotated[str | None, typer.Option()] = None,
         metadata: MetadataOpt = None,
+        payload: Annotated[str | None, typer.Option(
+            help="Kind-specific payload, a JSON object (unknown fields kept).")] = None,
+        caused_by: Annotated[str | None, typer.Option(
+            help="Source id of the log entry that caused this one.")] = None,
     ) -> None:
         """Record a source (a turn, tool result or document chunk) as searchable evidence."""
         def body():
@@ -128,7 +139,9 @@ def register(app: typer.Typer) -> None:
                                          source_id=source_id, run_id=run_id,
                                          occurred_at=_time(occurred_at), kind=kind,
                                          idempotency_key=idempotency_key,
-                                         metadata=parse_json_option(metadata, "--metadata"))
+                                         metadata=parse_json_option(metadata, "--metadata"),
+                                         payload=parse_json_option(payload, "--payload"),
+                                         caused_by_log_id=caused_by)
             emit(r, f"{r.phase}{' (replayed)' if r.replayed else ''}: source {r.source_id} "
                     f"run {r.run_id} #{r.sequence} (ledger seq {r.accepted_seq})")
         run(body)

@@ -71,6 +71,8 @@ def register(app: typer.Typer) -> None:
         memory: Annotated[str | None, typer.Option(
             "--memory", "-m", help="Memory the token is bound to (may not exist yet).")] = None,
         label: Annotated[str | None, typer.Option(help="A note for `token list`.")] = None,
+        tenant: Annotated[str | None, typer.Option(
+            help="Tenant of a memory not created yet (default: the memory's own).")] = None,
     ) -> None:
         """Create a token and print it once (only its sha256 is stored)."""
         def body():
@@ -80,7 +82,8 @@ def register(app: typer.Typer) -> None:
             memory_id = memory or STATE.memory
             if not memory_id:
                 raise InvalidInput("token create needs --memory ID.", field="memory")
-            token, info = Tokens(open_store()).create(memory_id, role, subject, label)
+            token, info = Tokens(open_store()).create(memory_id, role, subject, label,
+                                                      tenant_id=tenant)
             if STATE.json:
                 emit({**info.to_dict(), "token": token})
                 return

@@ -12,7 +12,8 @@ from remem.cli.output import emit, table
 def _health_table(status: dict[str, Any]):
     h = status["index_health"]
     age = h["oldest_pending_age_s"]
-    title = (f"{status['memory']}: head {status['head_seq']}, index {h['state']} "
+    tenant = f" (tenant {status['tenant']})" if status.get("tenant") else ""
+    title = (f"{status['memory']}{tenant}: head {status['head_seq']}, index {h['state']} "
              f"({h['pending']} pending, {h['failed']} failed"
              + (f", oldest pending {age:.0f}s" if age is not None else "") + ")")
     rows = [(kind, c["pending"], c["running"], c["scheduled"], c["failed"])

@@ -58,12 +58,15 @@ class Principal:
         role: reader | writer | admin (the owner is admin).
         subject: ``owner``, ``admin`` or a canonical scope handle such as ``user:alice``.
         token_id: the token's public id, None for the owner.
+        tenant_id: the only tenant a token principal reaches (its memory's); None for the
+            owner (every tenant of the database it opened).
     """
 
     memory_id: str | None
     role: Role
     subject: str
     token_id: str | None = None
+    tenant_id: str | None = None
 
     @classmethod
     def owner(cls) -> Principal:
@@ -89,6 +92,10 @@ class Principal:
 
     def reaches(self, memory_id: str) -> bool:
         return self.memory_id is None or self.memory_id == memory_id
+
+    def in_tenant(self, tenant_id: str | None) -> bool:
+        """Whether a memory of ``tenant_id`` is in this principal's tenant (None: no memory)."""
+        return self.tenant_id is None or self.tenant_id == tenant_id
 
 
 def can_read(principal: Principal, scope: str) -> bool:

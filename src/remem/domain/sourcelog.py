@@ -1,7 +1,11 @@
 """The source log (Log+Facts seed LogEntry): hash chain per (memory, run), pure functions.
 
-Each captured input is one entry with a ``sequence`` (1, 2, 3, ... per run), ``prev_hash``
-(the previous entry's hash; the zero hash first) and
+Entries written now are schema LogEntries (``domain.logentry``: sequence from 0, ``sha256:``
+hashes over the schema's fields with a salted payload digest). Entries written before
+(legacy, ``log_format`` 1) keep the rule below and still verify; a run may continue from
+legacy entries into schema entries. The legacy rule: each captured input is one entry with
+a ``sequence`` (1, 2, 3, ... per run), ``prev_hash`` (the previous entry's hash; the zero
+hash first) and
 
     entry_hash = sha256(bytes.fromhex(prev_hash) || canonical_json(entry_body(entry)))
 
@@ -20,6 +24,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from remem.domain.canonical import ZERO_HASH, canonical_json, salted_digest, sha256_hex
+from remem.domain.logentry import (
+    IMPORTED_FORMAT,
+    LEGACY_FORMAT,
+    SCHEMA_FORMAT,
+    ZERO_LOG_HASH,
+    content_hash,
+    log_entry_hash,
+    payload_digest,
+    payload_role,
+    payload_text,
+    prefixed,
+)
 from remem.errors import InvalidInput
 
 BODY_FIELDS = ("memory", "run_id", "sequence", "source_id", "scope", "kind", "role", "actor",
@@ -70,36 +86,88 @@ def verify_run(rows: Iterable[Mapping[str, Any]]) -> SourceBreak | None:
     """Walks one run's entries in sequence order; returns the first broken link or None.
     Never raises: a field of the wrong type or an unreadable hash is a broken link too.
 
-    Each row has the body fields plus ``prev_hash``, ``entry_hash`` and, unless erased,
-    ``salt`` and ``text`` (whose salted digest must equal ``digest``).
+    Each row has ``log_format`` (``domain.logentry``: 1 legacy, 2 schema, 3 imported; missing
+    = 1), the hashed fields, ``prev_hash``, ``entry_hash`` and, unless erased, ``salt`` and
+    ``text`` / ``payload`` (whose salted digest must equal ``digest``). A run starts with a
+    legacy entry at sequence 1 and the bare zero hash, or with a schema entry at sequence 0
+    and ``sha256:`` + 64 zeros; schema entries may follow legacy ones (each links to the
+    previous hash with the ``sha256:`` prefix), never the other way round.
     """
-    prev, expected = ZERO_HASH, 1
+    last: Mapping[str, Any] | None = None
     for r in rows:
         where = (r.get("run_id"), r.get("sequence"), r.get("source_id"))
         try:
-            reason = _check_entry(r, prev, expected)
+            reason = _check_link(r, last) or _check_entry(r)
         except Exception as exc:  # noqa: BLE001 - verify reports damage, it never crashes
             reason = f"entry cannot be hashed ({type(exc).__name__})"
         if reason is not None:
             return SourceBreak(*where, reason)  # type: ignore[arg-type]
-        prev = r["entry_hash"]
-        expected += 1
+        last = r
     return None
 
 
-def _check_entry(r: Mapping[str, Any], prev: str, expected: int) -> str | None:
+def _format(r: Mapping[str, Any]) -> Any:
+    return r.get("log_format") or LEGACY_FORMAT
+
+
+def _check_link(r: Mapping[str, Any], last: Mapping[str, Any] | None) -> str | None:
+    """Sequence and prev_hash of ``r`` against the previous entry (None: the first)."""
+    fmt = _format(r)
+    if fmt not in (LEGACY_FORMAT, SCHEMA_FORMAT, IMPORTED_FORMAT):
+        return f"unknown entry format {fmt!r}"
     seq = r.get("sequence")
     if isinstance(seq, bool) or not isinstance(seq, int):
         return f"sequence {seq!r} is not an integer"
-    if seq != expected:
-        return f"expected sequence {expected}, found {seq}"
     for name in ("prev_hash", "entry_hash", "digest"):
         if not isinstance(r.get(name), str):
             return f"field {name!r} is missing or not text"
+    legacy = fmt == LEGACY_FORMAT
+    if last is None:
+        expected, prev = (1, ZERO_HASH) if legacy else (0, ZERO_LOG_HASH)
+    else:
+        if legacy and _format(last) != LEGACY_FORMAT:
+            return "a legacy entry follows a schema entry"
+        expected = last["sequence"] + 1
+        prev = last["entry_hash"] if legacy else prefixed(last["entry_hash"])
+    if seq != expected:
+        return f"expected sequence {expected}, found {seq}"
     if r["prev_hash"] != prev:
         return "prev_hash does not match the previous entry's hash"
-    if entry_hash(prev, r) != r["entry_hash"]:
+    return None
+
+
+def _check_entry(r: Mapping[str, Any]) -> str | None:
+    """The entry's own hash and, unless erased, its text or payload against the digest."""
+    fmt = _format(r)
+    if fmt == LEGACY_FORMAT:
+        if entry_hash(r["prev_hash"], r) != r["entry_hash"]:
+            return "entry_hash does not match the entry's content"
+        return _check_text(r)
+    payload = r.get("payload")
+    if payload is not None:
+        value = json.loads(payload) if isinstance(payload, (str, bytes)) else payload
+        if r.get("content_hash") is not None and content_hash(value) != r["content_hash"]:
+            return "contentHash does not match the payload"
+        if r.get("text") is not None and payload_text(value) != r["text"]:
+            return "text does not match the payload"
+        if payload_role(value, r.get("kind")) != r.get("role"):
+            return "role does not match the payload and kind"
+    if fmt == IMPORTED_FORMAT:
+        return None  # its salt stayed with the exporter: links and contentHash only
+    if log_entry_hash(r) != r["entry_hash"]:
         return "entry_hash does not match the entry's content"
+    salt = r.get("salt")
+    if payload is not None and salt is not None:
+        if not isinstance(salt, (bytes, bytearray, memoryview)):
+            return "salt has the wrong type"
+        if payload_digest(bytes(salt), value) != r["digest"]:
+            return "payload does not match the committed digest"
+    elif payload is not None or r.get("text") is not None:
+        return "payload is present but its salt was removed"
+    return None
+
+
+def _check_text(r: Mapping[str, Any]) -> str | None:
     text, salt = r.get("text"), r.get("salt")
     if text is not None and salt is not None:
         if not isinstance(text, str) or not isinstance(salt, (bytes, bytearray, memoryview)):

@@ -50,6 +50,14 @@ class MemoryContext:
         self.sources = SourceService(self, self.embedding)
         self.intake = Intake(self)
 
+    @property
+    def tenant_id(self) -> str:
+        """The tenant this memory belongs to (read once; a memory never changes tenant)."""
+        tenant = self.__dict__.get("_tenant_id")
+        if tenant is None:
+            tenant = self.__dict__["_tenant_id"] = self.store.memory_tenant(self.id) or "default"
+        return tenant
+
     def policy(self, key: str):
         """(cardinality from config or None, on_change) of ``key``."""
         return key_policy(self.config, key)

@@ -3,7 +3,8 @@
 Every ``Memory`` operation asks its guard before it reads or writes. Scopes a request names
 explicitly are checked with :func:`remem.domain.access.may` (``PermissionDenied`` names the
 scope: a scope is a name the caller chose, not data). Targets named by id — items, sources,
-receipts, conflict groups — are looked up first; one that does not exist and one in a scope the
+receipts, conflict groups — are looked up first (and a memory of another tenant is not
+reachable at all: :func:`check_tenant`); one that does not exist and one in a scope the
 caller may not read give the **same** ``NotFoundOrNotVisible`` (same message, same details apart
 from the id the caller sent), so no answer tells whether something exists elsewhere.
 """
@@ -16,6 +17,24 @@ from typing import Any
 from remem.domain.access import Operation, Principal, Role, can_read, can_write, may
 from remem.domain.model import Scope
 from remem.errors import NotFound, NotFoundOrNotVisible, PermissionDenied
+
+
+def hidden_memory(memory_id: Any) -> NotFoundOrNotVisible:
+    """The one answer for a memory that does not exist or that the caller cannot reach
+    (another memory's token, another tenant's memory)."""
+    return NotFoundOrNotVisible(f"Memory {memory_id!r} was not found or is not visible to this "
+                                "caller.", memory=memory_id)
+
+
+def check_tenant(principal: Principal, memory_id: str, tenant_id: str | None) -> None:
+    """The tenant part of the one access check: a token principal reaches memories of its own
+    tenant only; a memory of another tenant reads exactly like one that does not exist.
+
+    Raises:
+        NotFoundOrNotVisible: the memory is not in the principal's tenant (or has none).
+    """
+    if not principal.in_tenant(tenant_id):
+        raise hidden_memory(memory_id)
 
 
 def hidden(what: str, ref: Any, field: str) -> NotFoundOrNotVisible:
@@ -33,6 +52,8 @@ class Guard:
     """
 
     def __init__(self, principal: Principal, ctx: Any) -> None:
+        if principal.tenant_id is not None:  # read now: never a cached context's tenant
+            check_tenant(principal, ctx.id, ctx.store.memory_tenant(ctx.id))
         self.principal = principal
         self.ctx = ctx
 
@@ -157,4 +178,4 @@ class Guard:
         return row
 
 
-__all__ = ["Guard", "hidden"]
+__all__ = ["Guard", "check_tenant", "hidden", "hidden_memory"]

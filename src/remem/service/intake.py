@@ -113,13 +113,16 @@ class Intake:
         self.ctx = ctx
         self.store = ctx.store
 
-    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
+    def observe(self, scope: str, text: str | None, *, role: str | None = None,
+                actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
-                occurred_at: datetime | None = None, kind: str = "user-message",
+                occurred_at: datetime | None = None, kind: str | None = None,
                 idempotency_key: str | None = None, derive: bool = True,
                 recorded_by: str | None = None,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True,
+                payload: dict[str, Any] | None = None,
+                caused_by_log_id: str | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``). ``capture`` (ids only: the captured span and the
         capturing identity) rides on the derive job and is recorded on its run.
@@ -128,25 +131,35 @@ class Intake:
             InvalidInput: bad input (nothing recorded).
             IdempotencyConflict: the key was used with a different meaning.
         """
-        from remem.service.sources import DEFAULT_RUN, validate_observation
+        from remem.domain.logentry import entry_payload, kind_and_role
+        from remem.service.sources import DEFAULT_RUN, check_caused_by, validate_observation
 
+        log_kind, role = kind_and_role(kind, role)
+        kind = log_kind.value
+        given_text, given_payload = text, payload
+        payload, text = entry_payload(text, payload)
         validate_observation(scope, text, role, kind, run_id or DEFAULT_RUN, source_id, actor)
+        check_caused_by(caused_by_log_id)
         check_text(recorded_by, "actor", 256)
         key = scoped_key(scope, idempotency_key or (
             f"source:{run_id or 'default'}:{source_id}" if source_id else None))
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
             text, str) else None, role, kind, run_id or "default", source_id,
             to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
-            + ([metadata] if metadata is not None else []))
+            + ([metadata] if metadata is not None else [])
+            + ([{"payload": given_payload}] if given_payload is not None else [])
+            + ([{"caused_by": caused_by_log_id}] if caused_by_log_id is not None else []))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
                 return self._replay(found, meaning, key)
-        src = self.ctx.sources.observe(scope, text, role=role, actor=actor,
+        src = self.ctx.sources.observe(scope, given_text, role=role, actor=actor,
                                           source_id=source_id, run_id=run_id,
                                           occurred_at=occurred_at, kind=kind,
                                           idempotency_key=idempotency_key,
-                                          recorded_by=recorded_by, metadata=metadata)
+                                          recorded_by=recorded_by, metadata=metadata,
+                                          payload=given_payload,
+                                          caused_by_log_id=caused_by_log_id)
         key = key or f"source:{src.run_id}:{src.source_id}"
         now = to_iso(self.ctx.clock.now())
         row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
@@ -238,7 +251,8 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
     by compare-and-set (``capture.advanced``), so re-sending a conversation duplicates nothing.
 
     Args:
-        turns: the whole conversation (or its tail) as ``[{id, role, text, occurred_at?}]``,
+        turns: the whole conversation (or its tail) as ``[{id, role, text, occurred_at?,
+            kind?, payload?, caused_by_log_id?}]`` (log entry fields: ``Memory.observe``),
             oldest first; ``id`` is the host's stable message id (the source id).
         expected_position: the cursor position the caller last saw; None reads it now.
 
@@ -292,7 +306,9 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
             at = from_iso(at, field="occurred_at")
         r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
                            run_id=run_id, occurred_at=at,
-                           actor=t.get("actor"), capture=context)
+                           actor=t.get("actor"), capture=context, kind=t.get("kind"),
+                           payload=t.get("payload"),
+                           caused_by_log_id=t.get("caused_by_log_id"))
         captured.append(r.to_dict())
     if new:
         now = to_iso(memory.clock.now())

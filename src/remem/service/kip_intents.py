@@ -25,6 +25,7 @@ import hashlib
 import json
 from typing import Any
 
+from remem.domain.logentry import legacy_kind
 from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import IdempotencyConflict, InvalidInput, UnsupportedCapability
 from remem.service import kip_responses as R
@@ -55,10 +56,13 @@ def observe(b: Any, req: Any, d: Any) -> dict[str, Any]:
         return _answer(req, "observe", replay, "replayed: the original acknowledgement",
                        _refs(mem, replay.source_id) if replay.source_id else [])
     row = b.staged(d.source_ref, task)
-    rc = mem.observe(task, row["text"], role=row["role"], actor=row["actor"],
-                     source_id=row["source_id"], run_id=row["run_id"],
-                     occurred_at=from_iso(row["occurred_at"]), kind=row["kind"],
-                     idempotency_key=req.idempotency_key, procedural=False)
+    payload = json.loads(row["payload"]) if row.get("payload") else None  # schema entry
+    rc = mem.observe(task, None if payload else row["text"], role=row["role"],
+                     actor=row["actor"], source_id=row["source_id"], run_id=row["run_id"],
+                     occurred_at=from_iso(row["occurred_at"]),
+                     kind=legacy_kind(row["kind"], row["role"]).value,
+                     idempotency_key=req.idempotency_key, procedural=False, payload=payload,
+                     caused_by_log_id=row.get("caused_by"))
     refs = _refs(mem, row["source_id"]) if rc.phase == "available" else []
     summary = {"formed": f"formed {len(refs)} memory item(s) from the source",
                "evidence_only": "kept as evidence only: nothing to learn was stated",

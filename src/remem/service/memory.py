@@ -309,12 +309,15 @@ class Memory(AdminMethods, InteropMethods):
         return Forgetter(self).run_retention(now)
 
     # --- sources and intake ----------------------------------------------------------------
-    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
+    def observe(self, scope: str, text: str | None = None, *, role: str | None = None,
+                actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
-                occurred_at: datetime | None = None, kind: str = "user-message",
+                occurred_at: datetime | None = None, kind: str | None = None,
                 idempotency_key: str | None = None, derive: bool = True,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True,
+                payload: dict[str, Any] | None = None,
+                caused_by_log_id: str | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -327,8 +330,14 @@ class Memory(AdminMethods, InteropMethods):
         recorded on the derive run together with the caller's identity, frozen now.
         ``procedural=False`` (the KIP ``memory_basic`` binding): skill/lesson claims the
         extractor proposes are not written (counted ``unsupported`` on the derive run).
+        The source is a schema LogEntry: ``kind`` one of the 13 log kinds (None: from
+        ``role``; ``role`` None: from ``kind``, else ``user``), ``payload`` its kind-specific object (``text`` goes into it; unknown fields
+        kept), ``caused_by_log_id`` a visible source of this memory (else
+        ``NotFoundOrNotVisible``).
         """
         scope = self.guard.write(scope)
+        if caused_by_log_id is not None:
+            caused_by_log_id = self.guard.source(caused_by_log_id)["source_id"]
         metadata = parse_metadata(metadata)
         if capture is not None:
             p = self.principal
@@ -345,7 +354,8 @@ class Memory(AdminMethods, InteropMethods):
                                        idempotency_key=name(scope, idempotency_key),
                                        derive=derive, recorded_by=self._recorder(),
                                        metadata=metadata, capture=capture,
-                                       procedural=procedural)
+                                       procedural=procedural, payload=payload,
+                                       caused_by_log_id=caused_by_log_id)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

@@ -22,7 +22,8 @@ class AdminMethods:
             raise PermissionDenied("Status covers every scope of the memory; it needs a "
                                    "caller with subject 'admin'.",
                                    subject=self.principal.subject)
-        return {"memory": self.id, "head_seq": self.store.head_seq(self.id),
+        return {"memory": self.id, "tenant": self.ctx.tenant_id,
+                "head_seq": self.store.head_seq(self.id),
                 "items": self.store.status_counts(self.id),
                 "pending_erasures": self.store.pending_erasures(self.id),
                 "claim_ids": "legacy" if self.writer.claim_secret is None else "keyed",

@@ -39,8 +39,9 @@ class InteropMethods:
 
     def stage_source(self, scope: str, text: str, *, source_ref: str,
                      digest: str | None = None, role: str = "user", actor: str | None = None,
-                     occurred_at: datetime | None = None, kind: str = "user-message",
-                     run_id: str | None = None) -> dict[str, Any]:
+                     occurred_at: datetime | None = None, kind: str | None = None,
+                     run_id: str | None = None, payload: dict[str, Any] | None = None,
+                     caused_by_log_id: str | None = None) -> dict[str, Any]:
         """Stages a host-captured source for KIP ``observe``/``revise``/``feedback``
         ``{source_ref}``: its exact text, identity (``source_ref``), ``digest``
         (``sha256:<hex>`` of the UTF-8 bytes, checked), role, actor and observed time. The
@@ -62,6 +63,8 @@ class InteropMethods:
                          ("actor", actor), ("kind", kind), ("run_id", run_id)):
             refuse_surrogates(v, field)
         scope = self.guard.write(scope)
+        if caused_by_log_id is not None:  # a visible source, else the neutral answer
+            caused_by_log_id = self.guard.source(caused_by_log_id)["source_id"]
         check_text(source_ref, "source_ref", MAX_SOURCE_ID_BYTES)
         sha = check_digest(text, digest)
         name = self.guard.scoped_name
@@ -70,7 +73,8 @@ class InteropMethods:
         rc = self.ctx.sources.observe(scope, text, role=role, actor=actor,
                                       source_id=name(scope, source_ref), run_id=run_id,
                                       occurred_at=occurred_at, kind=kind,
-                                      recorded_by=self._recorder())
+                                      recorded_by=self._recorder(), payload=payload,
+                                      caused_by_log_id=caused_by_log_id)
         return {"source_ref": source_ref, "scope": rc.scope, "digest": sha, "role": rc.role,
                 "actor": rc.actor, "occurred_at": rc.occurred_at, "sequence": rc.sequence,
                 "replayed": rc.replayed}

@@ -23,10 +23,23 @@ from typing import Any
 from remem.domain.events import Event, EventType
 from remem.domain.filters import dump_metadata
 from remem.domain.limits import MAX_OBSERVE_BYTES, MAX_STORED_SOURCE_ID_BYTES, ROLES, check_text
+from remem.domain.canonical import canonical_json
+from remem.domain.logentry import (
+    LEGACY_FORMAT,
+    SCHEMA_FORMAT,
+    ZERO_LOG_HASH,
+    entry_payload,
+    legacy_kind,
+    log_entry_hash,
+    kind_and_role,
+    payload_digest,
+    prefixed,
+    with_role,
+)
+from remem.domain.logentry import content_hash as payload_hash
 from remem.domain.model import Scope
 from remem.domain.sourcelog import (
     check_source_fields,
-    entry_hash,
     source_doc_id,
     text_digest,
 )
@@ -39,7 +52,7 @@ from remem.service.writer import append_events
 DEFAULT_RUN = "default"
 
 
-def validate_observation(scope: str, text: str, role: str, kind: str, run_id: str,
+def validate_observation(scope: str, text: Any, role: str, kind: str, run_id: str,
               source_id: str | None, actor: str | None) -> None:
     Scope.parse(scope)
     if not isinstance(text, str) or not text.strip():
@@ -54,6 +67,21 @@ def validate_observation(scope: str, text: str, role: str, kind: str, run_id: st
             raise InvalidInput("source_id is empty; omit it or give a stable id.",
                                field="source_id")
     check_text(actor, "actor", 256)
+
+
+def check_caused_by(caused_by_log_id: Any) -> None:
+    """A causedByLogId names a log entry id: text of 1-512 bytes, no control characters.
+
+    Raises:
+        InvalidInput: otherwise.
+    """
+    if caused_by_log_id is None:
+        return
+    if not isinstance(caused_by_log_id, str) or not caused_by_log_id.strip():
+        raise InvalidInput("caused_by_log_id must be a log entry id (a source id).",
+                           field="caused_by_log_id")
+    check_text(caused_by_log_id, "caused_by_log_id", 512)
+    check_source_fields(kind="user-message", run_id="r", source_id=caused_by_log_id)
 
 
 def check_digest(text: str, digest: str | None) -> str:
@@ -104,13 +132,19 @@ def _receipt(row: dict[str, Any], accepted_seq: int | None, replayed: bool) -> S
 
 
 def _same(row: dict[str, Any], want: dict[str, Any], text: str) -> bool:
+    legacy = (row.get("log_format") or LEGACY_FORMAT) == LEGACY_FORMAT
     for k, v in want.items():
-        if k == "metadata" and row.get("text") is None:
+        if k in ("metadata", "payload") and row.get("text") is None:
             continue  # erased with the text
-        if v is not None and row[k] != v:
+        if legacy and k in ("payload", "caused_by"):
+            continue  # not stored before schema entries; the text is compared below
+        have = legacy_kind(row[k], row["role"]).value if legacy and k == "kind" else row[k]
+        if v is not None and have != v:
             return False
     if row.get("text") is None or row.get("salt") is None:
         return True  # erased: only the metadata can be compared
+    if row.get("log_format") == SCHEMA_FORMAT:
+        return True  # the payload was compared above (canonical JSON)
     return text_digest(bytes(row["salt"]), text) == row["digest"]
 
 
@@ -136,26 +170,43 @@ class SourceService:
         self.ctx = ctx
         self.embedding = embedding
 
-    def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
-                source_id: str | None = None, run_id: str | None = None,
-                occurred_at: datetime | None = None, kind: str = "user-message",
-                idempotency_key: str | None = None,
+    def observe(self, scope: str, text: str | None, *, role: str | None = None,
+                actor: str | None = None, source_id: str | None = None,
+                run_id: str | None = None, occurred_at: datetime | None = None,
+                kind: str | None = None, idempotency_key: str | None = None,
                 recorded_by: str | None = None,
-                metadata: dict[str, Any] | None = None) -> SourceReceipt:
-        """Records a source; see the module docstring for identity rules.
+                metadata: dict[str, Any] | None = None,
+                payload: dict[str, Any] | None = None,
+                caused_by_log_id: str | None = None) -> SourceReceipt:
+        """Records a source as a schema LogEntry (``domain.logentry``); see the module
+        docstring for identity rules.
+
+        Args:
+            role: the speaker's role; None: from ``kind`` (tool kinds speak as ``tool``).
+            kind: one of the 13 log kinds (or an old role word naming one); None: from role.
+            payload: the kind-specific payload (unknown fields kept); ``text`` goes into it.
+            caused_by_log_id: the log entry (source id) that caused this one.
 
         Raises:
-            InvalidInput: bad scope, empty or oversize text (> 16,384 bytes), unknown role,
-                bad kind or run id, naive ``occurred_at``.
+            InvalidInput: bad scope, empty or oversize text (> 16,384 bytes), payload not an
+                object or over 65,536 bytes, unknown role or kind, bad run id, naive
+                ``occurred_at``.
             IdempotencyConflict: the source id was recorded with different content.
             EmbeddingMismatch: the memory was embedded with another model.
         """
         run_id = run_id or DEFAULT_RUN
-        validate_observation(scope, text, role, kind, run_id, source_id, actor)
+        parsed, role = kind_and_role(kind, role)
+        log_kind = parsed.value
+        payload, text = entry_payload(text, payload)
+        payload = with_role(payload, parsed, role)
+        validate_observation(scope, text, role, log_kind, run_id, source_id, actor)
+        check_caused_by(caused_by_log_id)
         at_given = to_iso(occurred_at) if occurred_at is not None else None
         sid = _source_id(source_id, idempotency_key)
-        want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,
-                "occurred_at": at_given, "metadata": dump_metadata(metadata)}
+        stored_payload = canonical_json(payload).decode("utf-8")
+        want = {"scope": scope, "kind": log_kind, "role": role, "run_id": run_id,
+                "actor": actor, "occurred_at": at_given, "metadata": dump_metadata(metadata),
+                "payload": stored_payload, "caused_by": caused_by_log_id}
         index = self.embedding.index
         with index.read(self.ctx.id) as snap:
             sid, found = _own_source(snap, sid, scope)
@@ -169,17 +220,22 @@ class SourceService:
             if found is not None:
                 return _replay(found, want, text,
                                index.in_transaction(uow).source_event_seq(sid))
-            sequence, prev = w.run_head(run_id)
+            head = w.run_head(run_id)
+            sequence, prev = (0, ZERO_LOG_HASH) if head is None else (head[0] + 1,
+                                                                     prefixed(head[1]))
             salt = os.urandom(16)
-            row = {"source_id": sid, "run_id": run_id, "sequence": sequence + 1, "scope": scope,
-                   "kind": kind, "role": role, "actor": actor,
+            row = {"source_id": sid, "run_id": run_id, "sequence": sequence, "scope": scope,
+                   "kind": log_kind, "role": role, "actor": actor,
                    "occurred_at": at_given or now, "recorded_at": now,
-                   "digest": text_digest(salt, text), "salt": salt, "text": text,
+                   "digest": payload_digest(salt, payload), "salt": salt, "text": text,
                    "prev_hash": prev, "metadata": dump_metadata(metadata),
+                   "tenant_id": self.ctx.tenant_id, "payload": stored_payload,
+                   "content_hash": payload_hash(payload), "caused_by": caused_by_log_id,
+                   "log_format": SCHEMA_FORMAT,
                    # the speaker's own UTC offset: relative dates resolve in their zone
                    "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
                                      if occurred_at is not None else None)}
-            row["entry_hash"] = entry_hash(prev, {**row, "memory": self.ctx.id})
+            row["entry_hash"] = log_entry_hash(row)
             w.insert_source(row)
             doc = source_doc_id(sid)
             w.index_text(doc, "source", scope, text)

@@ -7,25 +7,22 @@ import threading
 from typing import Any
 
 from remem.domain.access import Operation, Principal, may
+from remem.domain.logentry import DEFAULT_TENANT
 from remem.domain.timefmt import to_iso
 from remem.errors import (
     ConfigInvalid,
     InvalidInput,
     NotFound,
-    NotFoundOrNotVisible,
     PermissionDenied,
 )
 from remem.service.clock import SystemClock
 from remem.service.config import validate_config
 from remem.service.context import MemoryContext
+from remem.service.guard import hidden_memory
 from remem.service.memory import Memory
 from remem.settings import ProviderRegistry
 
 
-def hidden_memory(memory_id: Any) -> NotFoundOrNotVisible:
-    """The one answer for a memory that does not exist or that the caller cannot reach."""
-    return NotFoundOrNotVisible(f"Memory {memory_id!r} was not found or is not visible to this "
-                                "caller.", memory=memory_id)
 
 
 class RememStore:
@@ -52,10 +49,13 @@ class RememStore:
         self._contexts_lock = threading.Lock()
 
     def create_memory(self, memory_id: str, config: dict[str, Any] | None = None, *,
-                      principal: Principal | None = None) -> Memory:
+                      principal: Principal | None = None,
+                      tenant_id: str | None = None) -> Memory:
         """Creates a memory; ``config`` is validated against ``CONFIG_SCHEMA``.
 
-        A token's principal may create only the memory it is bound to, as a memory admin.
+        A token's principal may create only the memory it is bound to, as a memory admin, in
+        its own tenant. ``tenant_id`` (None: the principal's tenant, else ``default``) is the
+        tenant the memory belongs to for good.
 
         Raises:
             InvalidInput: bad id. ConfigInvalid: bad config. AlreadyExists: id taken.
@@ -70,10 +70,15 @@ class RememStore:
             if not principal.reaches(memory_id):
                 raise PermissionDenied("This token is bound to another memory; it may create "
                                        f"only its own, not {memory_id!r}.", memory=memory_id)
+            if not principal.in_tenant(tenant_id or principal.tenant_id):
+                raise PermissionDenied("This token is bound to another tenant; it may create "
+                                       "a memory only in its own.", tenant=tenant_id)
+        tenant_id = tenant_id or (principal.tenant_id if principal else None) or DEFAULT_TENANT
+        check_tenant_id(tenant_id)
         cfg = validate_config(config, self.providers)
         # A fresh random key for the memory's claim ids (HMAC-SHA256), erased with it.
         self.adapter.create_memory(memory_id, cfg, to_iso(self.clock.now()),
-                                   claim_secret=os.urandom(32))
+                                   claim_secret=os.urandom(32), tenant_id=tenant_id)
         with self._contexts_lock:  # a re-created id must not reuse an old context's secret
             self._contexts.pop(memory_id, None)
         from remem.service.jobs.schedule import arm_all
@@ -168,6 +173,16 @@ class RememStore:
 
     def close(self) -> None:
         self.adapter.close()
+
+
+def check_tenant_id(tenant_id: Any) -> None:
+    """Raises InvalidInput unless a tenant id is 1-128 letters, digits, '.', '_' or '-'."""
+    import re
+
+    if not isinstance(tenant_id, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}",
+                                                          tenant_id):
+        raise InvalidInput(f"tenant id {tenant_id!r} must be 1-128 letters, digits, '.', '_' "
+                           "or '-', starting with a letter or digit.", field="tenant")
 
 
 def _check_memory_id(memory_id: str) -> None:

@@ -49,6 +49,7 @@ class TokenInfo:
     label: str | None
     created_at: str
     revoked_at: str | None
+    tenant_id: str = "default"
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -66,18 +67,24 @@ class Tokens:
         self.clock = store.clock
 
     def create(self, memory_id: str, role: str, subject: str,
-               label: str | None = None) -> tuple[str, TokenInfo]:
+               label: str | None = None, *,
+               tenant_id: str | None = None) -> tuple[str, TokenInfo]:
         """Creates a token; the memory need not exist yet (an admin token may create it).
+        The token is bound to the memory's tenant: the existing memory's, else ``tenant_id``
+        (None: ``default``); it reaches no memory of another tenant.
 
         Returns:
             (the token string, shown once; its TokenInfo).
 
         Raises:
-            InvalidInput: bad memory id, role, subject or label.
+            InvalidInput: bad memory id, role, subject, label or tenant id, or a tenant other
+                than the existing memory's.
         """
-        from remem.service.store import _check_memory_id
+        from remem.service.store import _check_memory_id, check_tenant_id
 
         _check_memory_id(memory_id)
+        tenant_id = _token_tenant(self.adapter.memory_tenant(memory_id), tenant_id)
+        check_tenant_id(tenant_id)
         role = _role(role)
         subject = _subject(subject)
         if isinstance(label, str) and has_lone_surrogate(label):
@@ -88,7 +95,7 @@ class Tokens:
         token = f"{TOKEN_PREFIX}_{token_id}_{secrets.token_urlsafe(32)}"
         row = {"token_id": token_id, "memory_id": memory_id, "role": role.value,
                "subject": subject, "secret_hash": _digest(token), "label": label,
-               "created_at": to_iso(self.clock.now())}
+               "created_at": to_iso(self.clock.now()), "tenant_id": tenant_id}
         self.adapter.create_token(row)
         return token, _info(row)
 
@@ -124,7 +131,16 @@ class Tokens:
         if not ok or row is None or row["revoked_at"] is not None \
                 or not _valid_subject(row["subject"]):  # e.g. 'user:*' from before the rule
             raise Unauthenticated(_BAD_TOKEN)
-        return Principal(row["memory_id"], Role(row["role"]), row["subject"], row["token_id"])
+        return Principal(row["memory_id"], Role(row["role"]), row["subject"], row["token_id"],
+                         row.get("tenant_id") or "default")
+
+
+def _token_tenant(memory_tenant: str | None, given: str | None) -> str:
+    if memory_tenant is not None and given is not None and given != memory_tenant:
+        raise InvalidInput(f"This memory belongs to tenant {memory_tenant!r}; a token of it is "
+                           "bound to that tenant. Omit --tenant or give that one.",
+                           field="tenant")
+    return memory_tenant or given or "default"
 
 
 def _digest(token: str) -> str:
@@ -166,4 +182,5 @@ def _valid_subject(subject: Any) -> bool:
 
 def _info(row: dict[str, Any]) -> TokenInfo:
     return TokenInfo(row["token_id"], row["memory_id"], row["role"], row["subject"],
-                     row.get("label"), row["created_at"], row.get("revoked_at"))
+                     row.get("label"), row["created_at"], row.get("revoked_at"),
+                     row.get("tenant_id") or "default")

@@ -29,8 +29,10 @@ router = make_router(["admin"])
 def create_memory(body: MemoryCreateIn, principal: Authenticated, request: Request) -> Any:
     """Creates the memory the admin token is bound to (config checked by its JSON Schema)."""
     memory = request.app.state.store.create_memory(body.memory_id, body.config,
-                                                   principal=principal)
-    return {"memory_id": memory.id, "config": memory.config}
+                                                   principal=principal,
+                                                   tenant_id=body.tenant_id)
+    return {"memory_id": memory.id, "config": memory.config,
+            "tenant_id": memory.ctx.tenant_id}
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut, summary="Get memory config")

@@ -46,7 +46,8 @@ def stage_source(body: StageSourceIn, memory: Caller) -> Any:
     return memory.stage_source(body.scope, body.text, source_ref=body.source_ref,
                                digest=body.digest, role=body.role, actor=body.actor,
                                occurred_at=body.occurred_at, kind=body.kind,
-                               run_id=body.run_id)
+                               run_id=body.run_id, payload=body.payload,
+                               caused_by_log_id=body.caused_by_log_id)
 
 
 __all__ = ["router"]

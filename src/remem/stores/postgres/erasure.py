@@ -148,9 +148,11 @@ def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequenc
     conn.execute("UPDATE receipts SET digest=%s WHERE memory_id=%s AND source_id = ANY(%s)",
                  (REDACTED_DIGEST, memory_id, list(source_ids)))
     return conn.execute("UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
+                        "payload=NULL, content_hash=NULL, "
                         "redacted_at=%s WHERE "
                         "memory_id=%s AND source_id = ANY(%s) AND (text IS NOT NULL OR salt IS "
-                        "NOT NULL)", (at, memory_id, list(source_ids))).rowcount
+                        "NOT NULL OR payload IS NOT NULL)",
+                        (at, memory_id, list(source_ids))).rowcount
 
 
 def drop_profile_renders(conn: psycopg.Connection, memory_id: str,

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from remem.domain.canonical import ZERO_HASH
 from remem.domain.sourcelog import check_sources, recorded_entries
 from remem.stores.sql.dialect import dialect_for
 
 COLUMNS = ("memory_id", "source_id", "run_id", "sequence", "scope", "kind", "role", "actor",
            "occurred_at", "recorded_at", "digest", "salt", "text", "prev_hash", "entry_hash",
-           "tz_offset_min", "metadata")
+           "tz_offset_min", "metadata", "tenant_id", "payload", "content_hash", "caused_by",
+           "log_format")
 _INSERT = (f"INSERT INTO sources({', '.join(COLUMNS)}) VALUES "
            f"({', '.join('?' * len(COLUMNS))})")
 _CHUNK = 500
@@ -39,12 +39,13 @@ def get(conn: Any, memory_id: str, source_id: str) -> dict[str, Any] | None:
         (memory_id, source_id)).fetchone())
 
 
-def run_head(conn: Any, memory_id: str, run_id: str) -> tuple[int, str]:
-    """(last sequence, its entry hash) of a run; (0, zero hash) for a new run."""
+def run_head(conn: Any, memory_id: str, run_id: str) -> tuple[int, str] | None:
+    """(last sequence, its entry hash) of a run; None for a new run (its first entry takes
+    sequence 0 and the zero hash: ``domain.logentry``)."""
     row = dialect_for(conn).execute(
         conn, "SELECT sequence, entry_hash FROM sources WHERE memory_id=? AND run_id=? "
         "ORDER BY sequence DESC LIMIT 1", (memory_id, run_id)).fetchone()
-    return (row["sequence"], row["entry_hash"]) if row else (0, ZERO_HASH)
+    return (row["sequence"], row["entry_hash"]) if row else None
 
 
 def insert(conn: Any, row: dict[str, Any]) -> None:
@@ -94,7 +95,7 @@ class SourceLogWriter:
     def source(self, source_id: str) -> dict[str, Any] | None:
         return get(self.conn, self.memory_id, source_id)
 
-    def run_head(self, run_id: str) -> tuple[int, str]:
+    def run_head(self, run_id: str) -> tuple[int, str] | None:
         return run_head(self.conn, self.memory_id, run_id)
 
     def insert_source(self, row: dict[str, Any]) -> None:

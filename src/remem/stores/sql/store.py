@@ -109,16 +109,18 @@ class SqlStore:
 
     # --- memory admin ----------------------------------------------------------------------
     def create_memory(self, memory_id: str, config: dict[str, Any], at: str, *,
-                      claim_secret: bytes | None = None) -> None:
-        """Creates the memory row and, unless None, its claim-id secret (one transaction).
+                      claim_secret: bytes | None = None, tenant_id: str = "default") -> None:
+        """Creates the memory row (in ``tenant_id``) and, unless None, its claim-id secret
+        (one transaction).
 
         Raises:
             AlreadyExists: the id is taken.
         """
         with self._write() as c:
-            rows = self._x(c, "INSERT INTO memories(memory_id, config, created_at, updated_at) "
-                              "VALUES (?,?,?,?) ON CONFLICT (memory_id) DO NOTHING RETURNING *",
-                           (memory_id, json.dumps(config), at, at)).fetchall()
+            rows = self._x(c, "INSERT INTO memories(memory_id, config, created_at, updated_at, "
+                              "tenant_id) VALUES (?,?,?,?,?) ON CONFLICT (memory_id) DO NOTHING "
+                              "RETURNING *",
+                           (memory_id, json.dumps(config), at, at, tenant_id)).fetchall()
             if not rows:
                 raise AlreadyExists(f"Memory {memory_id!r} already exists.", memory=memory_id)
             self._memory_created(c, memory_id, dict(rows[0]))
@@ -144,6 +146,11 @@ class SqlStore:
             raise not_found(memory_id)
         return self.dialect.load_json(row["config"])
 
+    def memory_tenant(self, memory_id: str) -> str | None:
+        """The tenant a memory belongs to; None when there is no such memory."""
+        row = self._one("SELECT tenant_id FROM memories WHERE memory_id=?", (memory_id,))
+        return row["tenant_id"] if row else None
+
     def update_memory_config(self, memory_id: str, config: dict[str, Any], at: str) -> None:
         with self._write() as c:
             cur = self._x(c, "UPDATE memories SET config=?, updated_at=? WHERE memory_id=?",
@@ -152,8 +159,9 @@ class SqlStore:
                 raise NotFound(f"No memory {memory_id!r}.", memory=memory_id)
 
     def list_memories(self) -> list[dict[str, Any]]:
-        """[{memory_id, created_at, updated_at}] sorted by id (bytewise)."""
-        return self._all("SELECT memory_id, created_at, updated_at FROM memories ORDER BY "
+        """[{memory_id, created_at, updated_at, tenant_id}] sorted by id (bytewise)."""
+        return self._all("SELECT memory_id, created_at, updated_at, tenant_id FROM memories "
+                         "ORDER BY "
                          + self.dialect.bytewise("memory_id"))
 
     # --- reads ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from remem.stores.sql.store import SqlStore
 from remem.stores.sql.uow import is_unique_violation
 
 _COLUMNS = ("token_id", "memory_id", "role", "subject", "secret_hash", "label", "created_at",
-            "revoked_at")
+            "revoked_at", "tenant_id")
 
 
 class SqlTokens(SqlStore):
@@ -28,9 +28,11 @@ class SqlTokens(SqlStore):
         try:
             with self._write() as c:
                 self._x(c, "INSERT INTO tokens(token_id, memory_id, role, subject, "
-                           "secret_hash, label, created_at) VALUES (?,?,?,?,?,?,?)",
+                           "secret_hash, label, created_at, tenant_id) "
+                           "VALUES (?,?,?,?,?,?,?,?)",
                         (row["token_id"], row["memory_id"], row["role"], row["subject"],
-                         row["secret_hash"], row.get("label"), row["created_at"]))
+                         row["secret_hash"], row.get("label"), row["created_at"],
+                         row.get("tenant_id") or "default"))
         except Exception as exc:
             if not is_unique_violation(exc) and not is_unique_violation(exc.__cause__ or exc):
                 raise

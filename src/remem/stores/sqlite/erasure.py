@@ -245,9 +245,10 @@ def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequenc
     conn.execute(f"UPDATE receipts SET digest=? WHERE memory_id=? AND source_id IN "
                  f"({_in(source_ids)})", (REDACTED_DIGEST, memory_id, *source_ids))
     return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
+                        "payload=NULL, content_hash=NULL, "
                         f"redacted_at=? WHERE "
                         f"memory_id=? AND source_id IN ({_in(source_ids)}) AND "
-                        f"(text IS NOT NULL OR salt IS NOT NULL)",
+                        f"(text IS NOT NULL OR salt IS NOT NULL OR payload IS NOT NULL)",
                         (at, memory_id, *source_ids)).rowcount
 
 

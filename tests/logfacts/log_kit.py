@@ -1,0 +1,68 @@
+"""Fixtures and helpers shared by the log-entry and tenant tests (issue 16 points 1-2).
+
+``store_url`` runs a test on SQLite (a file under tmp_path) and on PostgreSQL (a fresh
+database on the session's one server), as tests/contract does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    from remem.testing.pgdb import shared_server
+
+    return shared_server()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "remem.db")
+        return
+    from remem.testing.pgdb import drop_database, fresh_database
+
+    server = request.getfixturevalue("pg_server")
+    url = fresh_database(server)
+    yield url
+    drop_database(server, url)
+
+
+def schema() -> dict[str, Any]:
+    """The shipped copy of the Log+Facts schema (package data)."""
+    text = resources.files("remem").joinpath("specs/kindgi/memory.schema.json").read_text()
+    return json.loads(text)
+
+
+def log_entry_validator() -> jsonschema.Draft202012Validator:
+    """A validator of ``$defs/LogEntry`` with date-time format checking."""
+    s = schema()
+    return jsonschema.Draft202012Validator(
+        {**s, "$ref": "#/$defs/LogEntry"},
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def raw_sql(store_url: str, statement: str) -> int:
+    """Runs one SQL statement straight on the database (tampering in tests); rows changed."""
+    if not store_url.startswith("postgresql"):
+        import sqlite3
+
+        conn = sqlite3.connect(store_url)
+        try:
+            n = conn.execute(statement).rowcount
+            conn.commit()
+            return n
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        return conn.execute(statement).rowcount
