@@ -175,7 +175,7 @@ class FactMethods:
 
     def fact(self, item_id: str) -> dict[str, Any]:
         """The item as a schema Fact (``domain.fact.fact_record``): valid against
-        ``memory.schema.json`` ``$defs/Fact``. A forgotten item has no content, hash or size.
+        ``memory.schema.json`` ``$defs/Fact``. A forgotten item is gone (not found).
 
         Raises:
             NotFoundOrNotVisible: no such item visible to the caller.

@@ -148,7 +148,12 @@ class RememStore:
         """Purges the memory: its ledger and every row; returns rows deleted per table."""
         with self._contexts_lock:
             self._contexts.pop(memory_id, None)
-        return self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
+        out = self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
+        if self.blobs is not None:  # the memory's fact blobs go with it
+            import shutil
+
+            shutil.rmtree(self.blobs.root / memory_id, ignore_errors=True)
+        return out
 
     def verify(self) -> dict[str, Any]:
         """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken",
