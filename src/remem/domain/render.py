@@ -225,9 +225,21 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
 
 
 # --- recall lines ------------------------------------------------------------------------
+#: A rendered value longer than this many characters (only a fact's large content: an item
+#: value is at most 1,024 bytes) is clipped to ``CLIPPED_VALUE_CHARS`` plus a marker saying how
+#: much was left out, so a 64 KB fact still fits an ordinary budget.
+MAX_RENDERED_VALUE_CHARS = 4_096
+CLIPPED_VALUE_CHARS = 1_024
+
+
 def value_text(value: Any) -> str:
-    """A value as shown to a model: strings quoted JSON, other types canonical JSON."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    """A value as shown to a model: strings quoted JSON, other types canonical JSON; longer
+    than ``MAX_RENDERED_VALUE_CHARS``: its first ``CLIPPED_VALUE_CHARS`` characters and
+    ``…[+N chars]`` (the structured item beside the text keeps the whole value)."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if len(text) <= MAX_RENDERED_VALUE_CHARS:
+        return text
+    return f"{text[:CLIPPED_VALUE_CHARS]}…[+{len(text) - CLIPPED_VALUE_CHARS} chars]"
 
 
 def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:

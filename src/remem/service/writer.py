@@ -150,7 +150,8 @@ class Writer:
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces]
                              + ([req.metadata] if req.metadata is not None else [])
-                             + ([req.fact] if req.fact is not None else []))
+                             + ([{k: v for k, v in req.fact.items() if k != "content_ref"}]
+                                if req.fact is not None else []))  # a blob's name is no meaning
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
