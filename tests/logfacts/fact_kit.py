@@ -88,3 +88,22 @@ def blob_files(store: remem.RememStore) -> list[Path]:
     """Every file under the store's blob root."""
     root = store.blobs.root
     return sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+
+
+def run_sql(backend: str, store_url: str, statement: str) -> int:
+    """Runs one SQL statement directly on the database (damage and mixed states in tests);
+    returns the rows it changed."""
+    if backend == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(store_url)
+        try:
+            n = conn.execute(statement).rowcount
+            conn.commit()
+            return n
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        return conn.execute(statement).rowcount
