@@ -15,13 +15,28 @@ import remem
 from remem.service.clock import FixedClock
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-SCHEMA_PATH = Path("/work/shared/specs/kindgi/memory.schema.json")
+#: The shared schema; the copy shipped in the package (``remem/specs/kindgi``) when present.
+SHARED_SCHEMA = Path("/work/shared/specs/kindgi/memory.schema.json")
+PACKAGED_SCHEMA = Path(remem.__file__).parent / "specs" / "kindgi" / "memory.schema.json"
 ALICE = "user:alice"
+MARK = "zanzibarquokka"  # a word that appears nowhere else
+
+
+def big_text(n_bytes: int, head: str = MARK) -> str:
+    """``head`` then filler words up to about ``n_bytes``, ending in ``tailmarkerword``."""
+    words, size, i = [head], len(head), 0
+    while size < n_bytes - 20:
+        w = f"w{i}"
+        words.append(w)
+        size += len(w) + 1
+        i += 1
+    return " ".join(words) + " tailmarkerword"
 
 
 def fact_schema() -> dict[str, Any]:
     """The shared schema rooted at ``$defs/Fact``."""
-    schema = json.loads(SCHEMA_PATH.read_text())
+    path = PACKAGED_SCHEMA if PACKAGED_SCHEMA.exists() else SHARED_SCHEMA
+    schema = json.loads(path.read_text())
     return {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": "#/$defs/Fact"}
 
 

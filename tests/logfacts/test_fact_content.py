@@ -12,9 +12,11 @@ import stat
 import pytest
 from logfacts.fact_kit import (  # noqa: F401
     ALICE,
+    MARK,
     assert_valid_fact,
     backend,
     blob_dir,
+    big_text,
     blob_files,
     clock,
     mem,
@@ -28,18 +30,6 @@ from remem.domain.canonical import canonical_json
 from remem.domain.fact import content_hash
 from remem.errors import InvalidInput
 
-MARK = "zanzibarquokka"  # a word that appears nowhere else
-
-
-def big_text(n_bytes: int, head: str = MARK) -> str:
-    """``head`` then filler words up to about ``n_bytes``, ending in ``tailmarkerword``."""
-    words, size, i = [head], len(head), 0
-    while size < n_bytes - 20:
-        w = f"w{i}"
-        words.append(w)
-        size += len(w) + 1
-        i += 1
-    return " ".join(words) + " tailmarkerword"
 
 
 def test_a_fact_holds_64_kb_inline_while_a_plain_value_keeps_the_slot_limit(mem, store):

@@ -108,7 +108,7 @@ def test_fact_from_record_reads_back_what_fact_record_wrote(mem):
     r = mem.remember_fact("agent:bot", "style", "brief", type="rule",
                           retention={"keep_days": 3}, source={"id": "log-1"})
     rec = mem.fact(r.item_id)
-    assert rec["scope"] == {"tenantId": "default", "projectId": "agent:bot"}
+    assert rec["scope"] == {"tenantId": "default", "userId": "agent:bot"}
     back = fact_from_record(rec)
     assert (back.scope, back.key, back.value, back.kind.value, back.fact_type) == (
         "agent:bot", "style", "brief", "rule", "rule")

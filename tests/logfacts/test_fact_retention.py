@@ -16,6 +16,7 @@ from logfacts.fact_kit import (  # noqa: F401
     T0,
     assert_valid_fact,
     backend,
+    big_text,
     blob_dir,
     blob_files,
     clock,
@@ -23,7 +24,6 @@ from logfacts.fact_kit import (  # noqa: F401
     store,
     store_url,
 )
-from logfacts.test_fact_content import big_text
 
 import remem
 from remem.domain.timefmt import to_iso

@@ -12,7 +12,7 @@ attributes the service read beside it onto the exact schema JSON (``fact_record`
 - ``scope``: ``{"tenantId": T}`` plus one id field: ``user:a`` -> ``userId``, ``org:`` ->
   ``orgId``, ``project:`` -> ``projectId``, ``thread:`` -> ``threadId``, ``session:`` ->
   ``sessionId``. The schema has no agent scope and allows no extra field, so ``agent:bot``
-  travels as ``projectId: "agent:bot"`` (documented extension; reversed on import).
+  travels as ``userId: "agent:bot"`` (the extension the log entries use; reversed on import).
 - ``content``: ``{"key": key, "value": value}`` inline (at most ``MAX_FACT_CONTENT_BYTES`` of
   canonical JSON). Larger content lives in a blob: ``contentRef`` names it and ``content``
   holds ``{"key": key, "summary": <first MAX_INDEXED_CHARS characters>}``.
@@ -91,10 +91,11 @@ def check_type(fact_type: Any) -> str:
 
 
 def scope_record(scope: str, tenant_id: str) -> dict[str, str]:
-    """The schema's Scope object of a remem scope handle (agent scope: ``projectId``)."""
+    """The schema's Scope object of a remem scope handle (agent scope: ``userId`` with the
+    prefix ``agent:``, as ``domain.logentry.scope_object`` does for log entries)."""
     s = Scope.parse(scope)
     if s.kind is ScopeKind.AGENT:
-        return {"tenantId": tenant_id, "projectId": str(s)}
+        return {"tenantId": tenant_id, "userId": str(s)}
     return {"tenantId": tenant_id, _SCOPE_FIELDS[s.kind]: s.id}
 
 
@@ -111,7 +112,7 @@ def scope_from_record(rec: dict[str, Any]) -> tuple[str, str]:
         raise InvalidInput("scope must name exactly one of userId, orgId, projectId, "
                            "threadId, sessionId besides tenantId.", field="scope")
     field, value = next(iter(ids.items()))
-    if field == "projectId" and isinstance(value, str) and value.startswith("agent:"):
+    if field == "userId" and isinstance(value, str) and value.startswith("agent:"):
         return str(Scope.parse(value)), rec["tenantId"]
     return str(Scope.parse(f"{_FIELD_SCOPES[field].value}:{value}")), rec["tenantId"]
 
