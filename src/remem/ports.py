@@ -98,6 +98,10 @@ class UnitOfWork(Protocol):
         surface plus ``_source_ids`` (the sources redacted)."""
         ...
 
+    def content_refs(self, item_ids: Sequence[str]) -> list[str]:
+        """Blob references (``BlobStore``) held by the items' payloads, every revision."""
+        ...
+
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
         """(digest, original result) stored under the key, or None."""
         ...

@@ -275,7 +275,9 @@ def fact_from_record(rec: dict[str, Any]) -> FactInput:
     if ret.get("keepDays") is not None:
         by_days = to_iso(from_iso(rec["createdAt"], field="createdAt")
                          + timedelta(days=int(ret["keepDays"])))
-        keep_until = by_days if keep_until is None else min(keep_until, by_days)
+        if keep_until is None or from_iso(by_days) < from_iso(keep_until,
+                                                             field="retention.keepUntil"):
+            keep_until = by_days
     fact_type = check_type(rec["type"])
     return FactInput(
         id=rec["id"], scope=scope, tenant_id=tenant, key=content["key"], value=value,
