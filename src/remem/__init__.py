@@ -72,8 +72,9 @@ def open(url: str | Path | Settings, *, clock=None, derive: str = "inline",  # n
                                field="url")
     else:
         settings = coerce_settings(providers)
+    blob_dir = options.pop("blob_dir", None)  # fact blobs (stores.blobs); default: data dir
     return RememStore(open_store(url, **options), clock=clock, derive=derive,
-                      providers=settings.providers)
+                      providers=settings.providers, blob_dir=blob_dir)
 
 
 __all__ = [

@@ -98,6 +98,10 @@ class UnitOfWork(Protocol):
         surface plus ``_source_ids`` (the sources redacted)."""
         ...
 
+    def content_refs(self, item_ids: Sequence[str]) -> list[str]:
+        """Blob references (``BlobStore``) held by the items' payloads, every revision."""
+        ...
+
     def idempotency_get(self, idem_key: str) -> tuple[str, dict[str, Any]] | None:
         """(digest, original result) stored under the key, or None."""
         ...
@@ -349,3 +353,40 @@ class Store(JobStore, TokenStore, Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Bytes too large to keep inline in a fact (Log+Facts ``contentRef``).
+
+    A reference has the form ``blob://<provider>/<bucket>/<key>``; ``provider`` names the
+    adapter (``local`` for ``remem.stores.blobs.LocalBlobStore``). Implementations write
+    atomically (a reader sees the whole blob or none) and delete for real (erasure).
+    """
+
+    provider: str
+
+    def put(self, bucket: str, key: str, data: bytes) -> str:
+        """Stores ``data`` under (bucket, key); returns its ``blob://`` reference.
+
+        Raises:
+            InvalidInput: a bucket or key that is not a plain name.
+        """
+        ...
+
+    def get(self, ref: str) -> bytes:
+        """The blob's bytes.
+
+        Raises:
+            NotFound: no such blob (never stored, or erased). InvalidInput: not a reference
+                of this provider.
+        """
+        ...
+
+    def delete(self, ref: str) -> bool:
+        """Deletes the blob; True when it existed. Idempotent."""
+        ...
+
+    def exists(self, ref: str) -> bool:
+        """Whether the blob's bytes are still stored (erasure checks)."""
+        ...

@@ -22,6 +22,7 @@ ROUTES = [
     ("POST", "/memory/{m}/items/{item}/archive", None),
     ("POST", "/memory/{m}/items/{item}/restore", None),
     ("POST", "/memory/{m}/items/{item}/hold", {"hold": True}),
+    ("POST", "/memory/{m}/items/{item}/hold/release", None),
     ("POST", "/memory/{m}/items/{item}/retention", {"keep_days": 3}),
     ("GET", "/memory/{m}/inspect?scope=user:bob&key=home_city", None),
     ("POST", "/memory/{m}/observe", {"scope": "user:bob", "text": "I live in Oslo"}),

@@ -65,7 +65,8 @@ def test_scheduled_retention_erases_an_expired_item(mem, clock):
     mem.set_retention(item.item_id, keep_until=T0 + timedelta(hours=1))
     clock.advance(hours=2)
     ran = mem.run_jobs()
-    assert ran[0]["kind"] == "retention" and ran[0]["stats"] == {"erased": 1, "blocked": 0}
+    assert ran[0]["kind"] == "retention" and ran[0]["stats"] == {"erased": 1, "blocked": 0,
+                                                                   "blobs": 0}
     with pytest.raises(NotFound):
         mem.get(item.item_id)
     assert mem.owner.verify()["ok"]

@@ -16,6 +16,7 @@ admin token whose subject is ``admin``::
     POST   /memory/{id}/items/{item_id}/archive    archive                      writer
     POST   /memory/{id}/items/{item_id}/restore    restore                      writer
     POST   /memory/{id}/items/{item_id}/hold       legal hold                   admin
+    POST   /memory/{id}/items/{item_id}/hold/release  release a legal hold       admin
     POST   /memory/{id}/items/{item_id}/retention  keep_until / keep_days       writer
     GET    /memory/{id}/inspect?scope=&key=        one key's state              reader
     POST   /memory/{id}/observe                    record a source, receipt     writer

@@ -90,7 +90,8 @@ def register(app: typer.Typer) -> None:
              ) -> None:
         """Set (or --release) a legal hold on an item (admin)."""
         def body():
-            out = current_memory().set_legal_hold(item_id, not release)
+            mem = current_memory()
+            out = mem.release_hold(item_id) if release else mem.set_legal_hold(item_id, True)
             emit(out, f"{'Released' if release else 'Set'} legal hold on {item_id}.")
         run(body)
 

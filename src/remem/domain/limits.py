@@ -20,6 +20,11 @@ from remem.errors import InvalidInput
 MAX_SCOPE_BYTES = 128
 MAX_KEY_BYTES = 128
 MAX_VALUE_BYTES = 1024
+#: Inline value limit of a fact written through ``remember_fact`` (Log+Facts: "keep content
+#: <= ~64 KB inline; larger goes to blob"); instantKV slots keep MAX_VALUE_BYTES.
+MAX_FACT_VALUE_BYTES = 65_536
+#: Largest fact content remem accepts at all (stored in a blob above MAX_FACT_VALUE_BYTES).
+MAX_BLOB_BYTES = 64 * 1024 * 1024
 #: Deepest container nesting of a value (``[[1]]`` is 2 deep); checked before anything
 #: recursive looks at the value.
 MAX_VALUE_DEPTH = 32
@@ -74,8 +79,10 @@ def check_finite(value: Any, field: str = "value") -> None:
             check_finite(v, field)
 
 
-def check_value(value: Any, key: str) -> None:
-    """The value must be JSON, finite, non-empty, <= 1,024 bytes, and not named by the key."""
+def check_value(value: Any, key: str, max_bytes: int = MAX_VALUE_BYTES) -> None:
+    """The value must be JSON, finite, non-empty, <= ``max_bytes`` (default 1,024: the
+    instantKV slot limit; a fact that asks for it: ``MAX_FACT_VALUE_BYTES``), and not named by
+    the key."""
     if value is None:
         raise InvalidInput("value is missing; give the value to remember.", field="value")
     if isinstance(value, str) and not value.strip():
@@ -89,9 +96,12 @@ def check_value(value: Any, key: str) -> None:
     check_finite(value)
     size = _bytes(json.dumps(value, ensure_ascii=False)) if not isinstance(value, str) \
         else _bytes(value)
-    if size > MAX_VALUE_BYTES:
-        raise InvalidInput(f"value is {size} UTF-8 bytes; the limit is {MAX_VALUE_BYTES}. "
-                           "Store a shorter value.", field="value", limit=MAX_VALUE_BYTES)
+    if size > max_bytes:
+        hint = ("Store a shorter value, or remember it as a fact (remember_fact: up to "
+                f"{MAX_FACT_VALUE_BYTES:,} bytes inline, larger in a blob)."
+                if max_bytes < MAX_FACT_VALUE_BYTES else "Store a shorter value.")
+        raise InvalidInput(f"value is {size} UTF-8 bytes; the limit is {max_bytes}. {hint}",
+                           field="value", limit=max_bytes)
     if isinstance(value, str) and key_names_value(key, value):
         raise InvalidInput(
             f"key {key!r} contains the value {value!r}; a key names the topic "
@@ -148,12 +158,15 @@ def check_text(text: str | None, field: str, limit: int) -> None:
                            field=field, limit=limit)
 
 
-def validate_candidate(c: Candidate) -> None:
-    """Validates a candidate against the limits table; raises InvalidInput on the first issue."""
+def validate_candidate(c: Candidate, *, max_value_bytes: int = MAX_VALUE_BYTES) -> None:
+    """Validates a candidate against the limits table; raises InvalidInput on the first issue.
+
+    ``max_value_bytes``: 1,024 for items (instantKV); facts that ask for it pass
+    ``MAX_FACT_VALUE_BYTES``."""
     if not isinstance(c.kind, Kind):
         raise InvalidInput("kind is not one of " + ", ".join(k.value for k in Kind),
                            field="kind")
-    check_value(c.value, c.key)
+    check_value(c.value, c.key, max_value_bytes)
     check_text(c.source.id, "source.id", MAX_SOURCE_ID_BYTES)
     if c.source.id is not None and not c.source.id.strip():
         raise InvalidInput("source.id is empty; omit it or give a stable id.", field="source.id")

@@ -225,9 +225,26 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
 
 
 # --- recall lines ------------------------------------------------------------------------
+#: A rendered value longer than this many characters (only a fact's large content: an item
+#: value is at most 1,024 bytes) is clipped to ``CLIPPED_VALUE_CHARS`` plus a marker saying how
+#: much was left out, so a 64 KB fact still fits an ordinary budget.
+MAX_RENDERED_VALUE_CHARS = 4_096
+CLIPPED_VALUE_CHARS = 1_024
+
+
 def value_text(value: Any) -> str:
     """A value as shown to a model: strings quoted JSON, other types canonical JSON."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def item_value_text(value: Any) -> str:
+    """An item's value as shown to a model (``value_text``); longer than
+    ``MAX_RENDERED_VALUE_CHARS``: its first ``CLIPPED_VALUE_CHARS`` characters and
+    ``…[+N chars]`` (the structured item beside the text keeps the whole value)."""
+    text = value_text(value)
+    if len(text) <= MAX_RENDERED_VALUE_CHARS:
+        return text
+    return f"{text[:CLIPPED_VALUE_CHARS]}…[+{len(text) - CLIPPED_VALUE_CHARS} chars]"
 
 
 def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
@@ -237,7 +254,7 @@ def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
     times are in the structured item."""
     label = "constraint " if constraint else ""
     status = {"current": "", "conflict": "contested, "}.get(d["status"], f"{d['status']}, ")
-    return (f"- {label}{d['key']}: {value_text(d['value'])} ({d['kind']}, {status}"
+    return (f"- {label}{d['key']}: {item_value_text(d['value'])} ({d['kind']}, {status}"
             f"{d['valid_at'][:10]})")
 
 
@@ -358,7 +375,8 @@ def profile_text(scopes: Sequence[str], kept: Sequence[Entry]) -> str:
         rows = [e.data for e in kept if e.data["kind"] == kind]
         if rows:
             lines.append(f"## {title}")
-            lines.extend(f"- {d['scope']} {d['key']}: {value_text(d['value'])}" for d in rows)
+            lines.extend(f"- {d['scope']} {d['key']}: {item_value_text(d['value'])}"
+                         for d in rows)
     return "\n".join(lines)
 
 

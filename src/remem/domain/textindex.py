@@ -181,9 +181,14 @@ def item_text(key: str, value: object, quote: str | None) -> str:
 
     ``item_text("home_city", "Berlin", "I moved to Berlin")`` ->
     ``'home city: Berlin (I moved to Berlin)'``. Non-string values are canonical JSON.
+    Only the first ``MAX_INDEXED_CHARS`` (4,096) characters of the value are indexed (a fact
+    may hold 64 KB): full text and embedding see a bounded text.
     """
+    from remem.domain.fact import MAX_INDEXED_CHARS
+
     shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                            sort_keys=True)
+    shown = shown[:MAX_INDEXED_CHARS]
     text = f"{key_words(key)}: {shown}"
     return f"{text} ({quote})" if quote else text
 

@@ -16,7 +16,8 @@ from remem.service.config import key_policy
 
 def candidate(ctx: Any, scope: str, key: str, value: Any, kind: str | Kind | None,
               valid_at: datetime | None, source: Source | dict | None,
-              valid_until: datetime | None) -> Candidate:
+              valid_until: datetime | None, *,
+              max_value_bytes: int | None = None) -> Candidate:
     """A validated candidate (kind defaults from the memory config, else fact).
 
     Raises:
@@ -30,7 +31,10 @@ def candidate(ctx: Any, scope: str, key: str, value: Any, kind: str | Kind | Non
     cand = Candidate(scope=Scope.parse(scope), key=key, value=value,
                      kind=kind if isinstance(kind, Kind) else parse_kind(kind),
                      valid_at=at, source=src, valid_until=valid_until)
-    validate_candidate(cand)
+    if max_value_bytes is None:
+        validate_candidate(cand)
+    else:  # a fact that asked for the larger inline limit (service.facts)
+        validate_candidate(cand, max_value_bytes=max_value_bytes)
     return cand
 
 

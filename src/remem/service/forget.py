@@ -30,7 +30,7 @@ from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
 
 SURFACES = ("payloads", "vectors", "full_text", "provenance", "sources", "pinned_profiles",
-            "run_inputs")
+            "run_inputs", "blobs")
 
 
 @dataclass
@@ -120,6 +120,8 @@ class Forgetter:
     def __init__(self, memory: Any) -> None:
         self.memory = memory
         self.store = memory.store
+        #: Blob references of the payloads erased by this forget (deleted after commit).
+        self.blob_refs: list[str] = []
 
     def forget(self, item_id: str | None = None, *, scope: str | None = None,
                key: str | None = None, value: Any = None,
@@ -202,6 +204,7 @@ class Forgetter:
             return ops.forget(state, targets, reason=reason)
 
         def after(uow, proj, op):
+            self.blob_refs.extend(uow.content_refs(list(op.item_ids)))
             counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover,
                                     to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
@@ -217,6 +220,8 @@ class Forgetter:
         scrubbed = self.store.scrub_after_erasure(self.memory.id,
                                                   to_iso(self.memory.clock.now()))
         left = self.store.erasure_remaining(self.memory.id, item_ids, erased_sources)
+        counts = {**counts, "blobs": 0}
+        left = {**left, "blobs": self._erase_blobs(counts)}
         surfaces = {}
         for s in SURFACES:
             n = counts.get(s, 0)
@@ -233,6 +238,21 @@ class Forgetter:
         return ErasureReport(state="pending" if why else "completed", items=item_ids,
                              tombstones=tombstone_count, surfaces=surfaces, actor=actor,
                              scopes=cover, sources=sorted(set(erased_sources)), reason=why)
+
+    def _erase_blobs(self, counts: dict[str, int]) -> int:
+        """Deletes the files of the erased blob references (after the commit: a rollback
+        never loses content still referenced); counts them in ``counts["blobs"]`` and
+        returns how many are still on disk."""
+        refs, self.blob_refs = list(dict.fromkeys(self.blob_refs)), []
+        blobs = self.memory.ctx.owner.blobs if refs else None
+        if blobs is None:
+            return 0
+        for ref in refs:
+            try:
+                counts["blobs"] += int(blobs.delete(ref))
+            except OSError:
+                pass
+        return sum(1 for ref in refs if blobs.exists(ref))
 
     def forget_source(self, source_id: str, *,
                       scopes: Sequence[str] | None = None) -> dict[str, Any]:

@@ -26,13 +26,14 @@ from remem.service.forget import ErasureReport, Forgetter
 from remem.service.guard import Guard, hidden
 from remem.service.intake import Receipt
 from remem.service.memory_admin import AdminMethods
+from remem.service.memory_facts import FactMethods
 from remem.service.memory_interop import InteropMethods
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest
 
 
-class Memory(AdminMethods, InteropMethods):
+class Memory(AdminMethods, InteropMethods, FactMethods):
     """One memory in a store, seen by one principal.
 
     Args:

@@ -125,3 +125,22 @@ class AdminMethods:
         self.guard.manage("re-embed the memory")
         return self.ctx.embedding.reembed(batch_size=batch_size, progress=progress,
                                           force=force)
+
+    def release_hold(self, item_id: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Releases an item's legal hold (Log+Facts: "requires explicit release via admin
+        action"); the guard decides: role admin and the item writable by the caller. A
+        released item is erased by the next retention run once it is due.
+
+        Returns:
+            ``{"item_id", "legal_hold": False}``.
+
+        Raises:
+            PermissionDenied: the caller is not an admin. NotFoundOrNotVisible: no such item
+                visible to the caller.
+        """
+        from remem.domain.access import Role
+        from remem.service.forget import Forgetter
+
+        self.guard.role(Role.ADMIN, "release legal holds")
+        self.guard.writable_item(item_id)
+        return Forgetter(self).set_legal_hold(item_id, False, actor=self._actor(actor))

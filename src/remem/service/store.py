@@ -36,7 +36,7 @@ class RememStore:
     """
 
     def __init__(self, adapter: Any, clock: Any = None, *, derive: str = "inline",
-                 providers: Any = None) -> None:
+                 providers: Any = None, blob_dir: Any = None) -> None:
         if derive not in ("inline", "worker"):
             raise InvalidInput("derive must be 'inline' (embedded: derive jobs run in-process "
                                "right after observe) or 'worker' (a `remem worker` runs them).",
@@ -47,6 +47,20 @@ class RememStore:
         self.providers = providers if providers is not None else ProviderRegistry()
         self._contexts: dict[str, MemoryContext] = {}
         self._contexts_lock = threading.Lock()
+        #: Directory of the file-backed blob store (None: ``stores.blobs.default_blob_root``).
+        self.blob_dir = blob_dir
+        self._blobs: Any = None
+
+    @property
+    def blobs(self) -> Any:
+        """The blob store of fact content above the inline limit (``ports.BlobStore``), or
+        None when no data dir is known (PostgreSQL without ``blob_dir``/``REMEM_BLOB_DIR``)."""
+        if self._blobs is None:
+            from remem.stores.blobs import LocalBlobStore, default_blob_root
+
+            root = self.blob_dir or default_blob_root(self.adapter)
+            self._blobs = LocalBlobStore(root) if root is not None else None
+        return self._blobs
 
     def create_memory(self, memory_id: str, config: dict[str, Any] | None = None, *,
                       principal: Principal | None = None,
@@ -139,7 +153,12 @@ class RememStore:
         """Purges the memory: its ledger and every row; returns rows deleted per table."""
         with self._contexts_lock:
             self._contexts.pop(memory_id, None)
-        return self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
+        out = self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
+        if self.blobs is not None:  # the memory's fact blobs go with it
+            import shutil
+
+            shutil.rmtree(self.blobs.root / memory_id, ignore_errors=True)
+        return out
 
     def verify(self) -> dict[str, Any]:
         """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken",

@@ -51,6 +51,9 @@ class WriteRequest:
     #: event_id}``, ids only): recorded on ``item.added`` / ``provenance.added``.
     run_id: str | None = None
     provenance: tuple[dict[str, str], ...] = ()
+    #: Fact attributes kept in the payload row (``domain.fact.FactAttrs.to_json``): type,
+    #: blob content_ref, size, content_hash. None: a plain item.
+    fact: dict[str, Any] | None = None
 
 
 class Writer:
@@ -146,7 +149,9 @@ class Writer:
                               to_iso(c.valid_until) if c.valid_until else None,
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces]
-                             + ([req.metadata] if req.metadata is not None else []))
+                             + ([req.metadata] if req.metadata is not None else [])
+                             + ([{k: v for k, v in req.fact.items() if k != "content_ref"}]
+                                if req.fact is not None else []))  # a blob's name is no meaning
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
@@ -214,7 +219,7 @@ class Writer:
                                 if decision.new_item
                                 else uow.payload_metadata(decision.item_id))
                 uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
-                                payload["quote"], salt, metadata)
+                                payload["quote"], salt, metadata, fact=req.fact)
                 new_payloads.append((decision.item_id, added.data["payload_id"], payload))
             uow.save(proj)
             for hook in self.on_commit:

@@ -136,6 +136,13 @@ def hold_item(item_id: str, memory: Caller, body: HoldIn | None = None) -> Any:
     return memory.set_legal_hold(item_id, body.hold if body else True)
 
 
+@router.post("/items/{item_id}/hold/release", response_model=HoldOut,
+             summary="Release a legal hold")
+def release_hold(item_id: str, memory: Caller) -> Any:
+    """Releases the item's legal hold (admin role; 403 otherwise)."""
+    return memory.release_hold(item_id)
+
+
 @router.post("/items/{item_id}/retention", response_model=RetentionOut,
              summary="Set retention")
 def retain_item(item_id: str, body: RetentionIn, memory: Caller) -> Any:

@@ -2,7 +2,7 @@
 
 Runs ``Forgetter.run_retention`` (items past ``keep_until`` or the memory's
 ``retention.keep_days``; held items are skipped) every ``retention.interval_hours`` (default
-24). The run's stats hold counts only.
+24). The run's stats hold counts only: items erased, held items blocked, blob files deleted.
 """
 
 from __future__ import annotations
@@ -18,4 +18,5 @@ def run_retention_job(memory: Any, job: dict[str, Any], run_id: str) -> dict[str
 
     out = Forgetter(memory).run_retention()
     arm(memory, "retention")
-    return {"erased": len(out["erased"]), "blocked": len(out["blocked"])}
+    blobs = sum(r["surfaces"].get("blobs", {}).get("erased", 0) for r in out["reports"])
+    return {"erased": len(out["erased"]), "blocked": len(out["blocked"]), "blobs": blobs}

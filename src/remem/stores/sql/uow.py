@@ -152,11 +152,26 @@ class SqlUnitOfWork:
 
     # --- payloads ------------------------------------------------------------------------
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
-                    salt: bytes, metadata: dict[str, Any] | None = None) -> None:
+                    salt: bytes, metadata: dict[str, Any] | None = None,
+                    fact: dict[str, Any] | None = None) -> None:
+        """Inserts a payload row; ``fact``: the fact attributes (``domain.fact.FactAttrs``
+        JSON: type, content_ref, size, content_hash) or None."""
         self._x("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt, "
-                "metadata) VALUES (?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
+                "metadata, fact) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                 (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
-                 quote, salt, dump_metadata(metadata)))
+                 quote, salt, dump_metadata(metadata),
+                 json.dumps(fact, sort_keys=True) if fact else None))
+
+    def content_refs(self, item_ids: Sequence[str]) -> list[str]:
+        """Blob references of the items' payloads (read before an erasure deletes them)."""
+        refs: list[str] = []
+        for item_id in item_ids:
+            for r in self._x("SELECT fact FROM payloads WHERE memory_id=? AND item_id=? AND "
+                             "fact IS NOT NULL", (self.memory_id, item_id)).fetchall():
+                ref = json.loads(r["fact"]).get("content_ref")
+                if ref:
+                    refs.append(ref)
+        return refs
 
     def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
         """The metadata of an item's payload (None: none, or erased)."""
