@@ -44,8 +44,11 @@ class Worker:
 
         self.store = store
         self.adapter = store.adapter
+        from remem.service.jobs.refresh import run_refresh_job
+
         self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation,
-                                     "retention": run_retention_job}
+                                     "retention": run_retention_job,
+                                     "refresh": run_refresh_job}
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = lease_s
 
