@@ -159,6 +159,16 @@ class Memory(AdminMethods, InteropMethods):
         self.guard.refreshable(item_id)
         return self.ctx.cached.refresh(item_id)
 
+    def refresh_due(self) -> dict[str, int]:
+        """Runs the background sweep now (what the ``refresh`` job does): refreshes stale
+        ``background`` cached facts, highest priority first; returns counts per state.
+
+        Raises:
+            PermissionDenied: not a memory-wide admin.
+        """
+        self.guard.manage("refresh due cached facts")
+        return self.ctx.cached.sweep()
+
     def cached_source(self, item_id: str) -> dict[str, Any] | None:
         """A visible item's Source block (schema shape) with ``stale`` and
         ``stale_reason``; None when the item is not a cached fact."""

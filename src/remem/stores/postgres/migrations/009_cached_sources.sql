@@ -2,7 +2,8 @@
 -- cached view of external state, kept beside the item like its payload (never in the ledger:
 -- a URI may hold secrets and freshness changes on every check). One row per current cached
 -- item; a refresh that supersedes moves the row to the new item. Forgetting the item deletes
--- the row. due_at = last_verified_at + ttl_seconds (NULL: no TTL), for the background sweep.
+-- the row (per-memory partitions, so the erasure scrub rewrites them). due_at =
+-- last_verified_at + ttl_seconds (NULL: no TTL), for the background sweep.
 CREATE TABLE cached_sources (
   memory_id TEXT NOT NULL,
   item_id TEXT NOT NULL,
@@ -21,5 +22,5 @@ CREATE TABLE cached_sources (
   stale_reason TEXT,
   stale_at TEXT,
   PRIMARY KEY (memory_id, item_id)
-);
+) PARTITION BY LIST (memory_id);
 CREATE INDEX cached_sources_due ON cached_sources(memory_id, strategy, due_at);
