@@ -123,6 +123,12 @@ def test_on_read_past_the_deadline_comes_back_stale_never_silently_fresh(cmem,
     assert [(i.id, i.value, i.stale) for i in res.items] == [(r.item_id, 1.08, True)]
     assert "did not answer" in res.items[0].cached["stale_reason"]
     assert "(fact, stale, " in res.text
+    asked = len(source_server.log)
+    clock.advance(seconds=10)  # a source that just failed is not asked again at once
+    assert _recall(cmem, deadline_ms=300).items[0].stale and len(source_server.log) == asked
+    source_server.resources["/rate"] = {"body": 1.10}
+    clock.advance(seconds=30)
+    assert [(i.value, i.stale) for i in _recall(cmem).items] == [(1.10, False)]
 
 
 def test_manual_facts_are_not_refreshed_by_recall_or_the_sweep(cmem, source_server, clock):

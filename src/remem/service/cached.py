@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from remem.domain.canonical import normalize_value
@@ -39,6 +40,9 @@ from remem.service.writer import WriteRequest
 REFRESH_ACTOR = "system:refresh"
 DEFAULT_ON_READ_MS = 2000
 """The on-read refresh budget of a recall that sets no ``deadline_ms``."""
+ON_READ_RETRY_S = 30
+"""After a failed check, recall does not ask the source again for this many seconds (the
+fact stays labelled stale), so a down source does not slow every recall."""
 DEFAULT_CHECK_S = 10.0
 """The most one manual or background check may take, in seconds."""
 SWEEP_LIMIT = 100
@@ -87,6 +91,7 @@ class CachedFacts:
                      "last_verified_at": row["last_verified_at"]}
             if row.get("stale_reason"):
                 label["stale_reason"] = row["stale_reason"]
+                label["stale_at"] = row["stale_at"]
             out[item_id] = label
         return out
 
@@ -190,10 +195,13 @@ class CachedFacts:
     def on_read(self, run: Callable[[], Any], *, deadline_ms: int) -> Any:
         """Runs a recall; refreshes its stale ``on-read`` facts within the deadline (default
         :data:`DEFAULT_ON_READ_MS`) and, when any was checked, recalls again so values and
-        labels are current. A fact the deadline cut off stays labelled stale."""
+        labels are current. A fact the deadline cut off stays labelled stale; one whose check
+        failed less than :data:`ON_READ_RETRY_S` ago is not asked again yet."""
         result = run()
+        retry = to_iso(self.ctx.clock.now() - timedelta(seconds=ON_READ_RETRY_S))
         due = [i.id for i in result.items
-               if i.cached and i.cached.get("stale") and i.cached.get("strategy") == "on-read"]
+               if i.cached and i.cached.get("stale") and i.cached.get("strategy") == "on-read"
+               and (i.cached.get("stale_at") or "") <= retry]  # a failed source rests a while
         if not due:
             return result
         budget_s = (deadline_ms or DEFAULT_ON_READ_MS) / 1000
