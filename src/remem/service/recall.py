@@ -511,6 +511,8 @@ def _context_entry(e: render.Entry) -> render.Entry:
             "source": d["sources"][0] if d["sources"] else None}
     if d.get("metadata"):
         data["metadata"] = d["metadata"]
+    if (d.get("cached") or {}).get("stale"):  # a stale Kind-B cached fact says so here too
+        data["stale"] = True
     if e.required:
         data["constraint"] = True
     return render.Entry(e.channel, data, "", e.required)

@@ -112,11 +112,13 @@ class Worker:
     def arm_slot_jobs(self) -> int:
         """Arms consolidation and retention for every memory that has none queued (memories
         created before slot jobs existed); returns how many memories were checked."""
+        from remem.service.jobs.refresh import arm_refresh
         from remem.service.jobs.schedule import arm_all
 
         memories = self.store.list_memories()
         for m in memories:
             arm_all(self.store.memory(m["memory_id"]))
+            arm_refresh(self.store.memory(m["memory_id"]))  # background cached facts, if any
         return len(memories)
 
     def run_forever(self, *, poll_s: float = 0.5, stop: Callable[[], bool] = lambda: False,
