@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -389,4 +390,57 @@ class BlobStore(Protocol):
 
     def exists(self, ref: str) -> bool:
         """Whether the blob's bytes are still stored (erasure checks)."""
+# --- Kind-B cached facts (issue 16 point 4) ---------------------------------------------------
+@dataclass(frozen=True)
+class RefreshCheck:
+    """What a refresh handler is asked: does the external source still hold the cached value?
+
+    Attributes:
+        kind: the Source block's kind (http-api | blob | mcp-tool | external-db | user-input).
+        uri: the locator, interpreted per kind (None: the handler resolves the source).
+        etag: the stored validator (HTTP handlers send it as ``If-None-Match``).
+        source_version: the stored source-side version, if any.
+        timeout_s: the most the handler may take, in seconds (the caller's deadline).
+    """
+
+    kind: str
+    uri: str | None
+    etag: str | None
+    source_version: str | None
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class RefreshAnswer:
+    """A refresh handler's answer.
+
+    Attributes:
+        state: ``changed`` (``value`` is what the source holds now), ``unchanged`` (the
+            cached value is confirmed: HTTP 304 or the same body) or ``failed``.
+        value: the new JSON value (``changed`` only; the service compares it with the cached
+            one, so a handler may return ``changed`` with the same value).
+        etag, source_version: the source's validators now (None: not given).
+        reason: why it failed, for a person, without hosts, paths or secrets.
+    """
+
+    state: str
+    value: Any = None
+    etag: str | None = None
+    source_version: str | None = None
+    reason: str | None = None
+
+
+@runtime_checkable
+class RefreshHandler(Protocol):
+    """Fetches the current value of a cached fact's external source (registered by name in
+    ``providers.registry``; ``http-api`` ships in ``providers.refresh_http``).
+
+    A handler never raises for a source's failure (an error status, a timeout, a refused
+    URL): it answers ``failed`` with a reason, and the fact stays, labelled stale.
+    """
+
+    name: str
+
+    def check(self, req: RefreshCheck) -> RefreshAnswer:
+        """Asks the source within ``req.timeout_s`` seconds; see :class:`RefreshAnswer`."""
         ...

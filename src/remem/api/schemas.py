@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 
 from remem.domain.limits import MAX_QUOTE_BYTES, MAX_SOURCE_ID_BYTES
+from remem.service.cached_source import CachedSource
 
 #: Documented (not enforced here): the service checks scopes and keys and answers 400 with a
 #: message naming the field, the problem and the fix. A scope handle's id has no whitespace,
@@ -98,6 +99,21 @@ class RememberIn(_In):
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = MetadataField
+    cached_source: CachedSource | None = Field(
+        default=None, description="Makes the item a Kind-B cached fact: the Log+Facts Source "
+        "block {kind, uri, freshness {ttlSeconds, lastVerifiedAt, etag, sourceVersion}, "
+        "refresh {strategy, handler, priority}} (docs/cached-facts.md).")
+
+
+class RefreshOut(_Out):
+    """What a refresh of a cached fact did."""
+
+    item_id: str
+    state: str = Field(examples=["changed"], description="unchanged | changed | failed | "
+                       "skipped (not a current cached fact)")
+    new_item_id: str | None = None
+    stale: bool | None = None
+    reason: str | None = None
 
 
 class CorrectIn(_In):

@@ -126,6 +126,7 @@ def measure(mem: Any, tokenizer: str) -> dict[str, Any]:
     for b in BUDGETS:
         r = mem.recall([SCOPE], QUERY, budget_tokens=b, tokenizer=tokenizer, limit=len(FACTS))
         fits[str(b)] = {"after": len(r.items), "before": old_fits(items, b, tok)}
+    stale = _stale_label_tokens(items, tok)
     return {
         "after": {"empty_tokens": empty.tokens,
                   "per_fact_tokens": {"median": statistics.median(per_fact),
@@ -133,13 +134,23 @@ def measure(mem: Any, tokenizer: str) -> dict[str, Any]:
                   "scope_heading_tokens": tok.count(SCOPE) + 1,
                   "per_source_tokens_besides_text": {"median": statistics.median(per_source),
                                                      "max": max(per_source)},
-                  "empty_text": empty.text},
+                  "empty_text": empty.text,
+                  "stale_label_tokens": stale},
         "before": {"empty_tokens": old_empty,
                    "per_fact_tokens": {"mean": round((old_all - old_empty) / len(items), 1)},
                    "per_source_tokens_besides_text": {"median": statistics.median(old_src),
                                                       "max": max(old_src)}},
         "facts_that_fit": fits,
     }
+
+
+def _stale_label_tokens(items: Sequence[Mapping[str, Any]], tok: Any) -> dict[str, int]:
+    """What labelling a Kind-B cached fact stale adds to its line (``stale, ``)."""
+    from remem.domain.render import item_line
+
+    extra = [tok.count(item_line({**d, "cached": {"stale": True}}, constraint=False))
+             - tok.count(item_line(d, constraint=False)) for d in items]
+    return {"median": statistics.median(extra), "max": max(extra)}
 
 
 def run_render(out_dir: Path) -> dict[str, Any]:

@@ -216,6 +216,11 @@ def remember(
     quote: Annotated[str | None, typer.Option(help="Source quote.")] = None,
     idempotency_key: Annotated[str | None, typer.Option()] = None,
     metadata: recall_cmds.MetadataOpt = None,
+    cached_source_json: Annotated[str | None, typer.Option(
+        "--cached-source-json", help="Make it a Kind-B cached fact: the Log+Facts Source "
+        "block as JSON, e.g. '{\"kind\":\"http-api\",\"uri\":\"https://...\","
+        "\"freshness\":{\"ttlSeconds\":300},\"refresh\":{\"strategy\":\"on-read\"}}'.")
+    ] = None,
 ) -> None:
     """Remember a value of KEY in SCOPE (e.g. remember user:alice home_city Paris)."""
     def body():
@@ -225,7 +230,9 @@ def remember(
         at = from_iso(valid_at, field="valid_at") if valid_at else None
         r = m.remember(scope, key, parse_json_value(value, json_value), kind=kind,
                        valid_at=at, source=src, idempotency_key=idempotency_key,
-                       metadata=recall_cmds.parse_json_option(metadata, "--metadata"))
+                       metadata=recall_cmds.parse_json_option(metadata, "--metadata"),
+                       cached_source=recall_cmds.parse_json_option(cached_source_json,
+                                                                   "--cached-source-json"))
         emit(r, _write_human(r))
         if r.outcome in ("conflict", "forgotten"):
             raise typer.Exit(3)
@@ -433,6 +440,9 @@ def _register_commands() -> None:
     from remem.cli import kip_cmds
 
     kip_cmds.register(app)
+    from remem.cli import cached_cmds
+
+    cached_cmds.register(app)
 
 
 _register_commands()

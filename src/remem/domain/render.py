@@ -250,10 +250,12 @@ def item_value_text(value: Any) -> str:
 def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
     """``- home_city: "Lyon" (profile_slot, 2026-03-01)``: key, value, kind, the status only
     when not current (``contested`` for a conflict), the UTC date of ``valid_at``; a required
-    agent rule starts ``- constraint``. The scope is the group heading; ids, scores and full
-    times are in the structured item."""
+    agent rule starts ``- constraint``; a stale cached fact says ``stale``. The scope is the
+    group heading; ids, scores and full times are in the structured item."""
     label = "constraint " if constraint else ""
     status = {"current": "", "conflict": "contested, "}.get(d["status"], f"{d['status']}, ")
+    if (d.get("cached") or {}).get("stale"):  # a Kind-B cached fact past its freshness
+        status += "stale, "
     return (f"- {label}{d['key']}: {item_value_text(d['value'])} ({d['kind']}, {status}"
             f"{d['valid_at'][:10]})")
 

@@ -384,3 +384,51 @@ CHAT_FACTORIES: dict[str, dict[str, Callable[..., Any]]] = {
     "judge": {"rules": _rule_judge, "openai": _openai_judge},
 }
 """Provider type -> factory, per chat section (the rules take no options)."""
+
+
+# --- refresh handlers of Kind-B cached facts (issue 16 point 4) ------------------------------
+REFRESH_ORIGINS_ENV = "REMEM_REFRESH_ORIGINS"
+"""Operator setting: comma-separated URL prefixes (or ``loopback``) the ``http-api`` refresh
+handler may fetch; unset: none (a memory's writers never choose where the server connects)."""
+
+REFRESH_HANDLERS: dict[str, Any] = {}
+"""Handler name (a Source block's ``refresh.handler``, else its ``kind``) -> RefreshHandler."""
+
+
+def register_refresh_handler(name: str, handler: Any) -> None:
+    """Adds or replaces the refresh handler registered under ``name`` (operator code: e.g.
+    ``register_refresh_handler("http-api", HttpRefreshHandler(["https://api.example/v1/"]))``).
+
+    Raises:
+        ConfigInvalid: the handler has no ``check`` method.
+    """
+    from remem.ports import RefreshHandler
+
+    if not isinstance(handler, RefreshHandler):
+        raise ConfigInvalid(f"Refresh handler {name!r} must have a name and a check(req) "
+                            "method (remem.ports.RefreshHandler).", path="refresh_handler")
+    REFRESH_HANDLERS[name] = handler
+
+
+def refresh_handler(name: str) -> Any:
+    """The handler registered under ``name``; ``http-api`` defaults to the shipped handler
+    allowing the prefixes of ``REMEM_REFRESH_ORIGINS`` (read once, on first use).
+
+    Raises:
+        UnsupportedCapability: no handler by that name (the message lists the registered).
+    """
+    import os
+
+    if name == "http-api" and name not in REFRESH_HANDLERS:
+        from remem.providers.refresh_http import HttpRefreshHandler
+
+        origins = os.environ.get(REFRESH_ORIGINS_ENV, "")
+        with _shared_lock:
+            REFRESH_HANDLERS.setdefault(name, HttpRefreshHandler(origins.split(",")))
+    found = REFRESH_HANDLERS.get(name)
+    if found is None:
+        raise UnsupportedCapability(
+            f"No refresh handler {name!r} is registered; registered: "
+            f"{', '.join(sorted(REFRESH_HANDLERS | {'http-api': None}))}.",
+            handler=name, supported=sorted(REFRESH_HANDLERS | {"http-api": None}))
+    return found

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from remem.providers.registry import build_extractor, build_judge
+from remem.service.cached import CachedFacts
 from remem.service.config import key_policy
 from remem.service.embedding import EmbeddingService
 from remem.service.intake import Intake
@@ -49,6 +50,7 @@ class MemoryContext:
         self.recall = RecallService(self, self.embedding)
         self.sources = SourceService(self, self.embedding)
         self.intake = Intake(self)
+        self.cached = CachedFacts(self)  # Kind-B cached facts: refresh, labels, erasure
 
     @property
     def tenant_id(self) -> str:

@@ -135,6 +135,12 @@ class Guard:
         self.write(rec.scope)
         return rec
 
+    def refreshable(self, item_id: Any) -> Any:
+        """A visible item the principal may write: refreshing a cached fact may supersede
+        it with its source's value (role writer or higher, on the item's scope); a reader
+        gets PermissionDenied, an invisible item the neutral answer."""
+        return self.writable_item(item_id)
+
     def receipt(self, receipt_id: Any) -> Any:
         """A visible receipt (``Receipt``); else the neutral answer."""
         try:

@@ -21,6 +21,7 @@ from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogat
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound
 from remem.service import reads
+from remem.service.cached_source import parse_cached_source
 from remem.service.candidates import candidate, derived_key
 from remem.service.forget import ErasureReport, Forgetter
 from remem.service.guard import Guard, hidden
@@ -95,7 +96,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                  valid_until: datetime | None = None, idempotency_key: str | None = None,
                  actor: str | None = None, authority: Authority = Authority.OWNER,
                  judgement: Judgement | None = None,
-                 metadata: dict[str, Any] | None = None) -> WriteResult:
+                 metadata: dict[str, Any] | None = None,
+                 cached_source: dict[str, Any] | None = None) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -111,6 +113,10 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
             metadata: a small JSON object kept with the item (``domain.filters``: <= 32
                 keys, <= 2,048 bytes, scalar or list values); returned in item views and
                 recall, filterable; a superseding item without metadata inherits it.
+            cached_source: makes the item a Kind-B cached fact: the Log+Facts Source block
+                ``{kind, uri, freshness: {ttlSeconds, lastVerifiedAt, etag, sourceVersion},
+                refresh: {strategy, handler, priority}}`` (``service.cached``), stored beside
+                the item; recall labels it stale past its TTL; ``refresh`` re-reads it.
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -123,12 +129,52 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
         """
         scope = self.guard.write(scope)
         cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
-        return self.ctx.writer.write(WriteRequest(
+        cached = parse_cached_source(cached_source) if cached_source is not None else None
+        result = self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
             metadata=parse_metadata(metadata),
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
-            or derived_key("remember", cand, self.config)))
+            or derived_key("remember", cand, self.config),
+            on_written=self.ctx.cached.written_hook(cached) if cached else None))
+        if cached is not None and cached.refresh.strategy == "background":
+            from remem.service.jobs.refresh import arm_refresh
+
+            arm_refresh(self)
+        return result
+
+    def refresh(self, item_id: str) -> dict[str, Any]:
+        """Refreshes one Kind-B cached fact now, whatever its strategy (``manual`` facts
+        refresh only this way): asks its source through the registered handler; a new value
+        supersedes through the decision (actor ``system:refresh``), an unchanged one only
+        advances ``lastVerifiedAt``, a failure labels the fact stale with the reason.
+
+        Returns:
+            ``{"item_id", "state": unchanged | changed | failed | skipped, "new_item_id",
+            "stale", "reason"}`` (skipped: not a current cached fact).
+
+        Raises:
+            NotFoundOrNotVisible: no such item visible to the caller.
+            PermissionDenied: the caller may not write the item's scope.
+        """
+        self.guard.refreshable(item_id)
+        return self.ctx.cached.refresh(item_id)
+
+    def refresh_due(self) -> dict[str, int]:
+        """Runs the background sweep now (what the ``refresh`` job does): refreshes stale
+        ``background`` cached facts, highest priority first; returns counts per state.
+
+        Raises:
+            PermissionDenied: not a memory-wide admin.
+        """
+        self.guard.manage("refresh due cached facts")
+        return self.ctx.cached.sweep()
+
+    def cached_source(self, item_id: str) -> dict[str, Any] | None:
+        """A visible item's Source block (schema shape) with ``stale`` and
+        ``stale_reason``; None when the item is not a cached fact."""
+        self.guard.item(item_id)
+        return self.ctx.cached.source_block(item_id)
 
     def remember_many(self, statements: list[dict[str, Any]], *,
                       actor: str | None = None) -> list[WriteResult]:
@@ -447,6 +493,9 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
             UnsupportedCapability (tokenizer), ResultLimitExceeded (required constraints do not
             fit), EmbeddingMismatch, NotFoundOrNotVisible (an ``after`` receipt not visible).
 
+        Kind-B cached facts carry ``cached`` freshness and stale ones say ``stale`` in the
+        text; stale ``on-read`` facts are refreshed first within ``deadline_ms`` (default 2 s).
+
         ``after`` names receipts that must be available first (KIP read barrier): recall waits
         up to ``deadline_ms``; if they are not, the result has ``status`` pending (or partial
         for a failed receipt), ``action_eligible`` False and the unresolved receipts.
@@ -462,11 +511,13 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
         scopes = self.guard.read(scopes)
         for rid in after or []:
             self.guard.receipt(rid)
-        return self.ctx.recall.recall(scopes, query, budget_tokens=budget_tokens,
-                                      tokenizer=tokenizer, valid_at=valid_at, kinds=kinds,
-                                      include_history=include_history, limit=limit,
-                                      after=after, deadline_ms=deadline_ms, mode=mode,
-                                      filters=filters, now=now)
+        return self.ctx.cached.on_read(  # stale on-read cached facts refresh first
+            lambda: self.ctx.recall.recall(scopes, query, budget_tokens=budget_tokens,
+                                           tokenizer=tokenizer, valid_at=valid_at,
+                                           kinds=kinds, include_history=include_history,
+                                           limit=limit, after=after, deadline_ms=deadline_ms,
+                                           mode=mode, filters=filters, now=now),
+            deadline_ms=deadline_ms)
 
     def context(self, scopes: str | list[str], query: str, *, max_bytes: int = 8192,
                 kinds: list[str] | None = None, valid_at: datetime | None = None,

@@ -194,13 +194,16 @@ class RecallService:
             chosen = [t[2] for t in required + optional if t[1] == "item"]
             payloads = snap.payloads([r.payload_id for r in chosen])
             refs = snap.source_refs([r.item_id for r in chosen])
-        req = [self._item_entry(t, payloads, refs, required=True) for t in required]
-        opt = [self._item_entry(t, payloads, refs, required=False) if t[1] == "item"
-               else _source_entry(t) for t in optional]
+        cached = self.ctx.cached.labels([r.item_id for r in chosen]) if chosen else {}
+        req = [self._item_entry(t, payloads, refs, required=True, cached=cached)
+               for t in required]
+        opt = [self._item_entry(t, payloads, refs, required=False, cached=cached)
+               if t[1] == "item" else _source_entry(t) for t in optional]
         return basis, req, opt
 
     @staticmethod
-    def _item_entry(t: tuple, payloads: dict, refs: dict, *, required: bool) -> render.Entry:
+    def _item_entry(t: tuple, payloads: dict, refs: dict, *, required: bool,
+                    cached: dict | None = None) -> render.Entry:
         score, _, rec, label = t
         payload = payloads.get(rec.payload_id, {})
         d: dict[str, Any] = {
@@ -210,6 +213,8 @@ class RecallService:
             "sources": refs.get(rec.item_id) or ([rec.source_id] if rec.source_id else [])}
         if payload.get("metadata"):
             d["metadata"] = payload["metadata"]
+        if cached and rec.item_id in cached:  # a Kind-B cached fact: freshness label
+            d["cached"] = cached[rec.item_id]
         if required:
             d["constraint"] = True
         channel = "constraints" if required else "facts"
@@ -506,6 +511,8 @@ def _context_entry(e: render.Entry) -> render.Entry:
             "source": d["sources"][0] if d["sources"] else None}
     if d.get("metadata"):
         data["metadata"] = d["metadata"]
+    if (d.get("cached") or {}).get("stale"):  # a stale Kind-B cached fact says so here too
+        data["stale"] = True
     if e.required:
         data["constraint"] = True
     return render.Entry(e.channel, data, "", e.required)

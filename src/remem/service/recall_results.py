@@ -66,12 +66,20 @@ class RecallItem:
     score: float
     sources: list[str] = field(default_factory=list)
     constraint: bool = False
+    #: A Kind-B cached fact's freshness ``{"stale", "strategy", "last_verified_at"[,
+    #: "stale_reason"]}``; None for an ordinary fact.
+    cached: dict[str, Any] | None = None
+
+    @property
+    def stale(self) -> bool:
+        """True for a cached fact past its TTL or whose last refresh failed."""
+        return bool(self.cached and self.cached.get("stale"))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RecallItem:
         return cls(**{k: d[k] for k in ("id", "key", "value", "kind", "status", "scope",
                                        "valid_at", "score", "sources")},
-                   constraint=bool(d.get("constraint", False)))
+                   constraint=bool(d.get("constraint", False)), cached=d.get("cached"))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -54,6 +54,9 @@ class WriteRequest:
     #: Fact attributes kept in the payload row (``domain.fact.FactAttrs.to_json``): type,
     #: blob content_ref, size, content_hash. None: a plain item.
     fact: dict[str, Any] | None = None
+    #: Called in the write's transaction with (uow, result) once the decision committed (a
+    #: cached fact's source row beside its item: ``service.cached``); not part of the meaning.
+    on_written: Callable[[Any, WriteResult], None] | None = field(default=None, compare=False)
 
 
 class Writer:
@@ -180,6 +183,8 @@ class Writer:
             provenance=req.provenance, new_text=self._new_text(state, req),
             occurrences=self.occurrences)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
+        if req.on_written is not None:
+            req.on_written(uow, result)
         if idem_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))

@@ -44,8 +44,11 @@ class Worker:
 
         self.store = store
         self.adapter = store.adapter
+        from remem.service.jobs.refresh import run_refresh_job
+
         self.handlers = handlers or {"derive": run_derive, "consolidate": run_consolidation,
-                                     "retention": run_retention_job}
+                                     "retention": run_retention_job,
+                                     "refresh": run_refresh_job}
         self.worker_id = worker_id or default_worker_id()
         self.lease_s = lease_s
 
@@ -109,11 +112,13 @@ class Worker:
     def arm_slot_jobs(self) -> int:
         """Arms consolidation and retention for every memory that has none queued (memories
         created before slot jobs existed); returns how many memories were checked."""
+        from remem.service.jobs.refresh import arm_refresh
         from remem.service.jobs.schedule import arm_all
 
         memories = self.store.list_memories()
         for m in memories:
             arm_all(self.store.memory(m["memory_id"]))
+            arm_refresh(self.store.memory(m["memory_id"]))  # background cached facts, if any
         return len(memories)
 
     def run_forever(self, *, poll_s: float = 0.5, stop: Callable[[], bool] = lambda: False,

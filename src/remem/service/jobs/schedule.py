@@ -25,8 +25,9 @@ def interval_hours(config: dict[str, Any], kind: str) -> float:
     return float(DEFAULT_INTERVAL_HOURS if value is None else value)
 
 
-def arm(memory: Any, kind: str, *, now_: bool = False) -> dict[str, Any]:
-    """Arms the memory's next ``kind`` job one interval from now (``now_``: due at once).
+def arm(memory: Any, kind: str, *, now_: bool = False, at: Any = None) -> dict[str, Any]:
+    """Arms the memory's next ``kind`` job one interval from now (``now_``: due at once;
+    ``at``: an aware datetime it is due at instead).
 
     An already queued job of that kind is kept (never two); it is only moved earlier.
     Returns ``{"job_id", "kind", "run_at"}``.
@@ -34,6 +35,8 @@ def arm(memory: Any, kind: str, *, now_: bool = False) -> dict[str, Any]:
     now = memory.clock.now()
     hours = interval_hours(memory.config, kind)
     run_at = to_iso(now if now_ else now + timedelta(hours=hours))
+    if at is not None and not now_:
+        run_at = to_iso(max(at, now))
     existing = memory.store.job_scheduled(memory.id, kind)
     if existing is not None:
         if existing["run_at"] > run_at:

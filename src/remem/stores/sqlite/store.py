@@ -17,6 +17,7 @@ from remem.errors import NotFound
 from remem.stores.sql.dialect import SQLITE
 from remem.stores.sql.jobs import SqlJobs
 from remem.stores.sql.store import READ_MODEL_TABLES, not_found
+from remem.stores.sql.cached import SqlCached
 from remem.stores.sql.tokens import SqlTokens
 from remem.stores.sqlite import erasure
 from remem.stores.sqlite.connection import connect
@@ -27,11 +28,11 @@ from remem.stores.sqlite.uow import SQLiteUnitOfWork
 MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombstones",
                  "provenance", "idempotency", "sources", "search_docs", "vectors",
                  "profile_renders", "receipts", "jobs", "runs", "capture_cursors", "feedback",
-                 "tokens", "memory_secrets", "labels")
+                 "tokens", "memory_secrets", "labels", "cached_sources")
 __all__ = ["MEMORY_TABLES", "READ_MODEL_TABLES", "SQLiteStore"]
 
 
-class SQLiteStore(SqlJobs, SqlTokens):
+class SQLiteStore(SqlJobs, SqlTokens, SqlCached):
     """A SQLite database file holding any number of memories.
 
     Args:
