@@ -15,6 +15,7 @@ from typing import Any
 
 from remem.errors import NotFound
 from remem.stores.sql.dialect import SQLITE
+from remem.stores.sql.export import SqlExport
 from remem.stores.sql.jobs import SqlJobs
 from remem.stores.sql.store import READ_MODEL_TABLES, not_found
 from remem.stores.sql.tokens import SqlTokens
@@ -31,7 +32,7 @@ MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombst
 __all__ = ["MEMORY_TABLES", "READ_MODEL_TABLES", "SQLiteStore"]
 
 
-class SQLiteStore(SqlJobs, SqlTokens):
+class SQLiteStore(SqlJobs, SqlTokens, SqlExport):
     """A SQLite database file holding any number of memories.
 
     Args:
