@@ -33,29 +33,54 @@ from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "specs" / "logfacts" / "memory.schema.json"
-FACT_BATCH = 200
+FACT_BATCH = 500
 Progress = Callable[[int, int], None]
 IMPORT_ACTOR = "system:import"
 
 
+def _inline(node: Any, defs: dict[str, Any]) -> Any:
+    """The schema with every local ``$ref`` replaced by its definition (the schema has no
+    recursion): the same rules, validated about 3x faster than through ``$ref`` lookups."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target = _inline(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+            return {**target, **{k: v for k, v in node.items()
+                                 if k not in ("$ref", "description")}}
+        return {k: _inline(v, defs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(v, defs) for v in node]
+    return node
+
+
 @cache
 def validators() -> tuple[Any, Any, Any]:
-    """Compiled validators: (the whole schema, LogEntry, Fact)."""
+    """Compiled ``jsonschema`` validators: (the whole schema, LogEntry, Fact). A record is
+    valid against the whole schema (``oneOf``) exactly when it is valid against the branch
+    it names: a LogEntry can never be a valid Fact (``kind``/``type`` are each refused by the
+    other branch's ``additionalProperties: false``), so ``is_valid`` checks that branch."""
     from jsonschema import Draft202012Validator
 
     schema = json.loads(SCHEMA_PATH.read_text("utf-8"))
     fc = Draft202012Validator.FORMAT_CHECKER
-    branch = {k: Draft202012Validator({"$ref": f"#/$defs/{k}", "$defs": schema["$defs"]},
-                                      format_checker=fc) for k in ("LogEntry", "Fact")}
-    return (Draft202012Validator(schema, format_checker=fc), branch["LogEntry"],
-            branch["Fact"])
+    defs = schema["$defs"]
+    return (Draft202012Validator(schema, format_checker=fc),
+            Draft202012Validator(_inline(defs["LogEntry"], defs), format_checker=fc),
+            Draft202012Validator(_inline(defs["Fact"], defs), format_checker=fc))
+
+
+def is_valid(rec: Any) -> bool:
+    """Whether a record is valid Log+Facts 1.3.0 (see ``validators``)."""
+    _, log_v, fact_v = validators()
+    if not isinstance(rec, dict):
+        return False
+    return (log_v if "runId" in rec else fact_v).is_valid(rec)
 
 
 def schema_problem(rec: Any) -> str | None:
     """The first schema violation of a record as ``field 'a.b' fails rule 'x'`` (the value is
     never repeated), or None when the record is valid."""
-    whole, log_v, fact_v = validators()
-    if whole.is_valid(rec):
+    _, log_v, fact_v = validators()
+    if is_valid(rec):
         return None
     if not isinstance(rec, dict):
         return "the line is not a JSON object"
@@ -120,10 +145,9 @@ def record_kind(rec: dict[str, Any]) -> str:
 
 def _export(ctx: Any, tenant: str | None, progress: Progress | None
             ) -> Iterator[tuple[dict[str, Any], bytes]]:
-    whole = validators()[0]
     total = sum(ctx.store.export_counts(ctx.id).values()) if progress else 0
     for n, rec in enumerate(export_records(ctx, tenant=tenant), 1):
-        if not whole.is_valid(rec):
+        if not is_valid(rec):
             raise ValueError(f"export record {n} is not valid Log+Facts: "
                              f"{schema_problem(rec)}")
         yield rec, dump_line(rec)
@@ -186,8 +210,10 @@ def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
 
 
 # --- import --------------------------------------------------------------------------------
-def parse_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, lf.Parsed]]:
-    """``(line number, parsed record)`` of every non-blank line, fully checked.
+def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
+                ) -> Iterator[tuple[int, lf.Parsed]]:
+    """``(line number, parsed record)`` of every non-blank line, fully checked
+    (``schema=False``: pass 2 of an import, after pass 1 checked the schema of every line).
 
     Raises:
         InvalidInput: the first bad line: ``details.line`` and ``details.field`` name it.
@@ -200,7 +226,7 @@ def parse_lines(lines: Iterable[bytes | str]) -> Iterator[tuple[int, lf.Parsed]]
         except ValueError as exc:
             raise InvalidInput(f"line {n} is not JSON; every line must be one Log+Facts "
                                "record.", line=n, field="(line)") from exc
-        problem = schema_problem(rec)
+        problem = schema_problem(rec) if schema else None
         if problem is not None:
             field_name = problem.split("'")[1] if "'" in problem else "(record)"
             raise InvalidInput(f"line {n}: {problem}; nothing was imported.", line=n,
@@ -278,7 +304,7 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
     plan = check_file(path)
     total = plan.records
     imp = _Importer(mem, plan)
-    for n, (_, rec) in enumerate(parse_lines(_read(path)), 1):
+    for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False), 1):
         imp.add(rec)
         if progress is not None and (n % 100 == 0 or n == total):
             progress(n, total)
