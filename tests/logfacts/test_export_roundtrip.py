@@ -47,6 +47,7 @@ def test_every_line_is_schema_valid_and_chained_per_run(source):
         "remem-tombstone", "remem-claim-key") and "runId" not in r}
     assert facts[("user:maya/home_city", 2)]["supersedes"] == "user:maya/home_city@1"
     assert facts[("user:maya/home_city", 1)]["content"]["status"] == "superseded"
+    assert "supersedes" not in facts[("user:maya/hobbies", 2)]  # two values, both current
     assert facts[("user:maya/home_city", 1)]["causedByLogId"] == ["s1"]
     assert facts[("user:maya/nickname", 1)]["content"]["status"] == "archived"
     assert facts[("agent:bot/rule_tone", 1)]["retention"]["legalHold"] is True

@@ -121,15 +121,17 @@ def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str,
         rec = lf.log_entry_record(row, tenant=tenant, sequence=seq, prev_hash=prev)
         seq, prev = seq + 1, rec["entryHash"]
         yield rec
-    line, version, last = None, 0, None
+    line, version = None, 0
+    replaced: dict[str, str] = {}  # successor item id -> "<id>@<version>" it replaced
     for item, payload in store.export_items(mid):
         if (item.scope, item.key) != line:
-            line, version, last = (item.scope, item.key), 0, None
+            line, version, replaced = (item.scope, item.key), 0, {}
         version += 1
         rec = lf.fact_record(item, payload, tenant=tenant, version=version)
-        if last is not None and item.status != "conflict":
-            rec["supersedes"] = last
-        last = f"{rec['id']}@{version}"
+        if item.item_id in replaced:
+            rec["supersedes"] = replaced.pop(item.item_id)
+        if item.superseded_by:
+            replaced[item.superseded_by] = f"{rec['id']}@{version}"
         yield rec
     for scope, key, claim in store.export_tombstones(mid):
         yield lf.tombstone_record(scope, key, claim, tenant=tenant)
