@@ -82,6 +82,36 @@ def register(app: typer.Typer) -> None:
                           f"{out / 'recall.png'}")
         run(body)
 
+    @bench.command("export")
+    def bench_export(
+        items: Annotated[int, typer.Option(help="Items in the exported memory.")] = 100_000,
+        sources: Annotated[int, typer.Option(help="Observed log entries besides.")] = 1000,
+        backends: Annotated[str, typer.Option(
+            help="Comma-separated: sqlite,postgres (postgres: the global --db "
+                 "postgresql://..., else a throw-away embedded server).")] = "sqlite,postgres",
+        out: Annotated[Path, typer.Option(help="Directory for the files, results.json and "
+                                               "export.png.")] = Path("bench-out/export"),
+    ) -> None:
+        """Log+Facts export and import throughput (records/s) on SQLite and PostgreSQL."""
+        from remem.bench.export_bench import rich_table, run_export_bench
+
+        def body():
+            chosen = tuple(b.strip() for b in backends.split(",") if b.strip())
+            if items < 1 or sources < 0 or not chosen or set(chosen) - {"sqlite", "postgres"}:
+                raise InvalidInput("--items must be >= 1, --sources >= 0 and --backends "
+                                   "sqlite and/or postgres.", field="backends")
+            db = STATE.db if STATE.db and STATE.db.startswith(("postgresql://",
+                                                                "postgres://")) else None
+            doc = run_export_bench(items=items, sources=sources, backends=chosen, db=db,
+                                   out_dir=out, log=(lambda m: None) if STATE.json
+                                   else console.print)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            console.print(f"results: {out / 'results.json'}, plot: {out / 'export.png'}")
+        run(body)
+
     @bench.command("scale")
     def bench_scale(
         items: Annotated[str, typer.Option(help="Comma-separated sizes, e.g. "

@@ -443,6 +443,9 @@ def _register_commands() -> None:
     from remem.cli import cached_cmds
 
     cached_cmds.register(app)
+    from remem.cli import export_cmds
+
+    export_cmds.register(app)
 
 
 _register_commands()

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from remem.api.routes import admin, conflicts, intake, items, kip, memory, recall, slots
-from remem.api.routes import cached
+from remem.api.routes import cached, export
 
 ROUTERS = [items.router, recall.router, intake.router, conflicts.router, memory.router,
-           admin.router, kip.router, slots.router]
-ROUTERS.append(cached.router)  # Kind-B cached facts (issue 16)
+           admin.router, kip.router, slots.router, cached.router, export.router]

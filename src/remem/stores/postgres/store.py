@@ -32,6 +32,7 @@ from remem.stores.postgres.connection import (
 from remem.stores.postgres.search import PostgresSearchIndex
 from remem.stores.postgres.uow import PostgresUnitOfWork
 from remem.stores.sql.dialect import POSTGRES
+from remem.stores.sql.export import SqlExport
 from remem.stores.sql.jobs import SqlJobs
 from remem.stores.sql.store import EVENT_PAGE, READ_MODEL_TABLES, not_found
 from remem.stores.sql.cached import SqlCached
@@ -47,7 +48,7 @@ _LOCK_MEMORY = ("SELECT mno, embedding_model, dimensions, vector_seq FROM memori
 _HEAD = "SELECT seq, hash FROM ledger WHERE memory_id=%s ORDER BY seq DESC LIMIT 1"
 
 
-class PostgresStore(SqlJobs, SqlTokens, SqlCached):
+class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
     """A PostgreSQL database holding any number of memories.
 
     Args:

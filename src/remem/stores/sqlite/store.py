@@ -15,6 +15,7 @@ from typing import Any
 
 from remem.errors import NotFound
 from remem.stores.sql.dialect import SQLITE
+from remem.stores.sql.export import SqlExport
 from remem.stores.sql.jobs import SqlJobs
 from remem.stores.sql.store import READ_MODEL_TABLES, not_found
 from remem.stores.sql.cached import SqlCached
@@ -32,7 +33,7 @@ MEMORY_TABLES = ("ledger", "payloads", "items", "keys", "key_revisions", "tombst
 __all__ = ["MEMORY_TABLES", "READ_MODEL_TABLES", "SQLiteStore"]
 
 
-class SQLiteStore(SqlJobs, SqlTokens, SqlCached):
+class SQLiteStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
     """A SQLite database file holding any number of memories.
 
     Args:

@@ -1,0 +1,118 @@
+"""Streaming reads of a whole memory for the Log+Facts export (both backends).
+
+Each reader pages by keyset (``EXPORT_PAGE`` rows per statement, no connection held between
+pages), so an export never holds a whole memory in RAM. The order is the export's order:
+sources by (run, sequence), items by (scope, key, revision, created_seq), tombstones by
+(scope, key, claim id), all bytewise so both backends give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from remem.domain.filters import load_metadata
+from remem.stores.sql.rows import row_to_item
+from remem.stores.sql.store import SqlStore
+
+EXPORT_PAGE = 1000
+
+
+class SqlExport(SqlStore):
+    """``export_*`` reads (mixed into ``SQLiteStore`` and ``PostgresStore``)."""
+
+    def export_counts(self, memory_id: str) -> dict[str, int]:
+        """``{"sources", "items", "tombstones"}``: what the ``export_*`` readers yield."""
+        row = self._one(
+            "SELECT (SELECT count(*) FROM sources WHERE memory_id=? AND text IS NOT NULL) AS s,"
+            " (SELECT count(*) FROM items WHERE memory_id=? AND status <> 'forgotten') AS i,"
+            " (SELECT count(*) FROM tombstones WHERE memory_id=?) AS t",
+            (memory_id, memory_id, memory_id)) or {}
+        return {"sources": int(row.get("s") or 0), "items": int(row.get("i") or 0),
+                "tombstones": int(row.get("t") or 0)}
+
+    def export_sources(self, memory_id: str) -> Iterator[dict[str, Any]]:
+        """Source rows whose text is kept (erased ones are never exported), by run and
+        sequence: source_id, run_id, sequence, scope, kind, role, actor, occurred_at, text,
+        metadata (parsed or None)."""
+        b = self.dialect.bytewise
+        last: tuple[str, int] | None = None
+        while True:
+            cond, args = "", [memory_id]
+            if last is not None:
+                cond = f"AND ({b('run_id')} > ? OR (run_id = ? AND sequence > ?)) "
+                args += [last[0], last[0], last[1]]
+            rows = self._all(
+                "SELECT source_id, run_id, sequence, scope, kind, role, actor, occurred_at, "
+                "text, metadata FROM sources WHERE memory_id=? AND text IS NOT NULL "
+                f"{cond}ORDER BY {b('run_id')}, sequence LIMIT ?", (*args, EXPORT_PAGE))
+            for r in rows:
+                r["metadata"] = load_metadata(r["metadata"])
+                yield r
+            if len(rows) < EXPORT_PAGE:
+                return
+            last = (rows[-1]["run_id"], rows[-1]["sequence"])
+
+    def export_items(self, memory_id: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """``(ItemRecord, payload)`` of every item not forgotten, by scope, key, revision;
+        payload: ``{"value", "quote", "metadata"}``."""
+        b = self.dialect.bytewise
+        last: tuple[str, str, int, int] | None = None
+        while True:
+            cond, args = "", [memory_id]
+            if last is not None:
+                cond = (f"AND ({b('i.scope')} > ? OR (i.scope = ? AND ({b('i.key')} > ? OR "
+                        "(i.key = ? AND (i.revision > ? OR (i.revision = ? AND "
+                        "i.created_seq > ?)))))) ")
+                args += [last[0], last[0], last[1], last[1], last[2], last[2], last[3]]
+            rows = self._all(
+                "SELECT i.*, p.value AS p_value, p.quote AS p_quote, p.metadata AS p_metadata "
+                "FROM items i LEFT JOIN payloads p ON p.memory_id = i.memory_id AND "
+                "p.payload_id = i.payload_id WHERE i.memory_id=? AND i.status <> 'forgotten' "
+                f"{cond}ORDER BY {b('i.scope')}, {b('i.key')}, i.revision, i.created_seq "
+                "LIMIT ?", (*args, EXPORT_PAGE))
+            for r in rows:
+                payload = {"value": json.loads(r["p_value"]) if r["p_value"] is not None
+                           else None, "quote": r["p_quote"],
+                           "metadata": load_metadata(r["p_metadata"])}
+                yield row_to_item(r), payload
+            if len(rows) < EXPORT_PAGE:
+                return
+            t = rows[-1]
+            last = (t["scope"], t["key"], t["revision"], t["created_seq"])
+
+    def export_tombstones(self, memory_id: str) -> Iterator[tuple[str, str, str]]:
+        """``(scope, key, claim_id)`` of every tombstone (keyed claim ids; no value)."""
+        b = self.dialect.bytewise
+        last: tuple[str, str, str] | None = None
+        while True:
+            cond, args = "", [memory_id]
+            if last is not None:
+                cond = (f"AND ({b('scope')} > ? OR (scope = ? AND ({b('key')} > ? OR "
+                        "(key = ? AND claim_id > ?)))) ")
+                args += [last[0], last[0], last[1], last[1], last[2]]
+            rows = self._all(
+                f"SELECT scope, key, claim_id FROM tombstones WHERE memory_id=? {cond}"
+                f"ORDER BY {b('scope')}, {b('key')}, {b('claim_id')} LIMIT ?",
+                (*args, EXPORT_PAGE))
+            yield from ((r["scope"], r["key"], r["claim_id"]) for r in rows)
+            if len(rows) < EXPORT_PAGE:
+                return
+            last = (rows[-1]["scope"], rows[-1]["key"], rows[-1]["claim_id"])
+
+    def adopt_claim_secret(self, memory_id: str, secret: bytes) -> bool:
+        """Sets the memory's claim-id secret to an imported one, only while the memory holds
+        no item and no tombstone (claim ids already written would no longer match). Returns
+        whether it was set (one transaction, the memory's row locked)."""
+        with self._write() as c:
+            self._lock_memory(c, memory_id)
+            row = self._x(c, "SELECT (SELECT count(*) FROM items WHERE memory_id=?) AS i, "
+                             "(SELECT count(*) FROM tombstones WHERE memory_id=?) AS t",
+                          (memory_id, memory_id)).fetchone()
+            if row["i"] or row["t"]:
+                return False
+            self._x(c, "INSERT INTO memory_secrets(memory_id, claim_secret) VALUES (?,?) "
+                       "ON CONFLICT (memory_id) DO UPDATE SET claim_secret = "
+                       "excluded.claim_secret", (memory_id, secret))
+            return True
