@@ -94,7 +94,8 @@ class Memory(AdminMethods, InteropMethods):
                  valid_until: datetime | None = None, idempotency_key: str | None = None,
                  actor: str | None = None, authority: Authority = Authority.OWNER,
                  judgement: Judgement | None = None,
-                 metadata: dict[str, Any] | None = None) -> WriteResult:
+                 metadata: dict[str, Any] | None = None,
+                 slot_bounds: bool = False) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -110,6 +111,8 @@ class Memory(AdminMethods, InteropMethods):
             metadata: a small JSON object kept with the item (``domain.filters``: <= 32
                 keys, <= 2,048 bytes, scalar or list values); returned in item views and
                 recall, filterable; a superseding item without metadata inherits it.
+            slot_bounds: enforce the instantKV per-slot bounds (``service.slots``) at the
+                ledger head inside the write's transaction (SlotFull when full).
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -124,7 +127,7 @@ class Memory(AdminMethods, InteropMethods):
         cand = self._candidate(scope, key, value, kind, valid_at, source, valid_until)
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
-            metadata=parse_metadata(metadata),
+            metadata=parse_metadata(metadata), slot_bounds=slot_bounds,
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config)))
@@ -169,9 +172,11 @@ class Memory(AdminMethods, InteropMethods):
                 kind: str | None = None, source: Source | dict | None = None,
                 replaces: str | None = None, idempotency_key: str | None = None,
                 actor: str | None = None,
-                metadata: dict[str, Any] | None = None) -> WriteResult:
+                metadata: dict[str, Any] | None = None,
+                slot_bounds: bool = False) -> WriteResult:
         """Corrects a key: the old value was never true (KIP change_kind correction).
-        Without ``metadata`` the correction keeps the corrected item's.
+        Without ``metadata`` the correction keeps the corrected item's; ``slot_bounds`` as
+        in ``remember``.
 
         Raises:
             RevisionMismatch: ``expected_revision`` is not the key's current revision.
@@ -186,6 +191,7 @@ class Memory(AdminMethods, InteropMethods):
         return self.ctx.writer.write(WriteRequest(
             cand, Authority.CORRECTION, self._actor(actor), metadata=parse_metadata(metadata),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
+            slot_bounds=slot_bounds,
             stated_valid_at=cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("correct", cand, self.config)))

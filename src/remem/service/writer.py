@@ -51,6 +51,9 @@ class WriteRequest:
     #: event_id}``, ids only): recorded on ``item.added`` / ``provenance.added``.
     run_id: str | None = None
     provenance: tuple[dict[str, str], ...] = ()
+    #: instantKV per-slot bounds (``service.slots.check_room``): checked by the ``at_head``
+    #: hooks inside the write's transaction, at the head the decision commits against.
+    slot_bounds: bool = False
 
 
 class Writer:
@@ -77,9 +80,14 @@ class Writer:
         #: Hooks called with the request before the transaction opens (e.g. to compute the
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
+        #: Hooks called with the request inside the write's transaction once the head is
+        #: read, before the decision (e.g. per-slot bounds): what they read is the state the
+        #: decision commits against, and a moved head runs them again. They raise to refuse.
+        self.at_head: list[Callable[[WriteRequest], None]] = []
         self._claim_secret: tuple[bytes | None] | None = None
-        #: Record later automatic statements of a current claim as occurrences (config).
-        self.occurrences = False
+        #: Record later automatic statements of a current claim as occurrences (config
+        #: ``occurrences``, on by default: ``service.config.occurrences_enabled``).
+        self.occurrences = True
 
     @property
     def claim_secret(self) -> bytes | None:
@@ -158,6 +166,8 @@ class Writer:
                 f"The ledger head moved from {req.judged_at_head} to {head} after the judge "
                 "answered; its verdict is refused and the write is decided again.",
                 judged_at_head=req.judged_at_head, head=head)
+        for hook in self.at_head:
+            hook(req)
         proj = uow.projection_for(scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()
