@@ -430,6 +430,9 @@ def _register_commands() -> None:
     from remem.cli import kip_cmds
 
     kip_cmds.register(app)
+    from remem.cli import session_cmds
+
+    session_cmds.register(app)
 
 
 _register_commands()
