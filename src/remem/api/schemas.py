@@ -98,6 +98,9 @@ class RememberIn(_In):
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = MetadataField
+    priority: int | None = Field(default=None, ge=0, le=100, description="Higher is more "
+                                 "important; the same claim with another priority revises "
+                                 "the item (item.revised).")
 
 
 class CorrectIn(_In):
@@ -166,6 +169,7 @@ class ItemOut(_Out):
     legal_hold: bool
     keep_until: str | None
     metadata: dict[str, Any] | None = None
+    priority: int | None = None
 
 
 class PageOut(BaseModel):
@@ -395,6 +399,8 @@ class ObserveIn(_In):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Metadata kept with the source and inherited by the facts "
         "derived from it (same limits as an item's).")
+    priority: int | None = Field(default=None, ge=0, le=100, description="Priority of the "
+                                 "facts derived from this source (higher is more important).")
 
 
 class RecallIn(_In):

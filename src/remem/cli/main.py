@@ -213,6 +213,9 @@ def remember(
     quote: Annotated[str | None, typer.Option(help="Source quote.")] = None,
     idempotency_key: Annotated[str | None, typer.Option()] = None,
     metadata: recall_cmds.MetadataOpt = None,
+    priority: Annotated[int | None, typer.Option(
+        help="0-100, higher is more important; a new priority of the same value revises "
+             "the item.")] = None,
 ) -> None:
     """Remember a value of KEY in SCOPE (e.g. remember user:alice home_city Paris)."""
     def body():
@@ -222,7 +225,8 @@ def remember(
         at = from_iso(valid_at, field="valid_at") if valid_at else None
         r = m.remember(scope, key, parse_json_value(value, json_value), kind=kind,
                        valid_at=at, source=src, idempotency_key=idempotency_key,
-                       metadata=recall_cmds.parse_json_option(metadata, "--metadata"))
+                       metadata=recall_cmds.parse_json_option(metadata, "--metadata"),
+                       priority=priority)
         emit(r, _write_human(r))
         if r.outcome in ("conflict", "forgotten"):
             raise typer.Exit(3)

@@ -119,10 +119,12 @@ class Intake:
                 idempotency_key: str | None = None, derive: bool = True,
                 recorded_by: str | None = None,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True,
+                priority: int | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``). ``capture`` (ids only: the captured span and the
-        capturing identity) rides on the derive job and is recorded on its run.
+        capturing identity) rides on the derive job and is recorded on its run; so does
+        ``priority``, given to the facts derived (part of the observation's meaning).
 
         Raises:
             InvalidInput: bad input (nothing recorded).
@@ -137,7 +139,8 @@ class Intake:
         meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
             text, str) else None, role, kind, run_id or "default", source_id,
             to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
-            + ([metadata] if metadata is not None else []))
+            + ([metadata] if metadata is not None else [])
+            + ([{"priority": priority}] if priority is not None else []))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
@@ -164,6 +167,8 @@ class Intake:
                                        {"receipt_id": row["receipt_id"],
                                         "source_id": src.source_id,
                                         **({"capture": capture} if capture else {}),
+                                        **({"priority": priority}
+                                           if priority is not None else {}),
                                         **({} if procedural else {"procedural": False})},
                                        run_at=now, now=now, conn=uow.conn,
                                        job_id=new_id("job"))

@@ -15,7 +15,7 @@ from typing import Any
 
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
-from remem.domain.decision import Judgement
+from remem.domain.decision import Judgement, check_priority
 from remem.domain.filters import parse_metadata
 from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
@@ -95,7 +95,7 @@ class Memory(AdminMethods, InteropMethods):
                  actor: str | None = None, authority: Authority = Authority.OWNER,
                  judgement: Judgement | None = None,
                  metadata: dict[str, Any] | None = None,
-                 slot_bounds: bool = False) -> WriteResult:
+                 slot_bounds: bool = False, priority: int | None = None) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -113,6 +113,8 @@ class Memory(AdminMethods, InteropMethods):
                 recall, filterable; a superseding item without metadata inherits it.
             slot_bounds: enforce the instantKV per-slot bounds (``service.slots``) at the
                 ledger head inside the write's transaction (SlotFull when full).
+            priority: integer 0..100, higher is more important (None: not given); the same
+                claim restated with another priority revises the item (``item.revised``).
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -128,6 +130,7 @@ class Memory(AdminMethods, InteropMethods):
         return self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
             metadata=parse_metadata(metadata), slot_bounds=slot_bounds,
+            priority=check_priority(priority),
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config)))
@@ -136,7 +139,7 @@ class Memory(AdminMethods, InteropMethods):
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key, metadata.
+        valid_at, source, valid_until, idempotency_key, metadata, priority.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -150,6 +153,7 @@ class Memory(AdminMethods, InteropMethods):
                                        st.get("kind"), st.get("valid_at"), st.get("source"),
                                        st.get("valid_until"))
                 metadata = parse_metadata(st.get("metadata"))
+                priority = check_priority(st.get("priority"))
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -158,6 +162,7 @@ class Memory(AdminMethods, InteropMethods):
                 raise
             reqs.append(WriteRequest(
                 cand, Authority.OWNER, self._actor(actor), metadata=metadata,
+                priority=priority,
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
@@ -173,10 +178,10 @@ class Memory(AdminMethods, InteropMethods):
                 replaces: str | None = None, idempotency_key: str | None = None,
                 actor: str | None = None,
                 metadata: dict[str, Any] | None = None,
-                slot_bounds: bool = False) -> WriteResult:
+                slot_bounds: bool = False, priority: int | None = None) -> WriteResult:
         """Corrects a key: the old value was never true (KIP change_kind correction).
-        Without ``metadata`` the correction keeps the corrected item's; ``slot_bounds`` as
-        in ``remember``.
+        Without ``metadata`` the correction keeps the corrected item's; ``slot_bounds`` and
+        ``priority`` as in ``remember``.
 
         Raises:
             RevisionMismatch: ``expected_revision`` is not the key's current revision.
@@ -191,7 +196,7 @@ class Memory(AdminMethods, InteropMethods):
         return self.ctx.writer.write(WriteRequest(
             cand, Authority.CORRECTION, self._actor(actor), metadata=parse_metadata(metadata),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
-            slot_bounds=slot_bounds,
+            slot_bounds=slot_bounds, priority=check_priority(priority),
             stated_valid_at=cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("correct", cand, self.config)))
@@ -320,7 +325,8 @@ class Memory(AdminMethods, InteropMethods):
                 occurred_at: datetime | None = None, kind: str = "user-message",
                 idempotency_key: str | None = None, derive: bool = True,
                 metadata: dict[str, Any] | None = None,
-                capture: dict[str, Any] | None = None, procedural: bool = True) -> Receipt:
+                capture: dict[str, Any] | None = None, procedural: bool = True,
+                priority: int | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -333,9 +339,11 @@ class Memory(AdminMethods, InteropMethods):
         recorded on the derive run together with the caller's identity, frozen now.
         ``procedural=False`` (the KIP ``memory_basic`` binding): skill/lesson claims the
         extractor proposes are not written (counted ``unsupported`` on the derive run).
+        ``priority`` (see ``remember``) is given to the facts derived from this source.
         """
         scope = self.guard.write(scope)
         metadata = parse_metadata(metadata)
+        priority = check_priority(priority)
         if capture is not None:
             p = self.principal
             capture = {"span": dict(capture.get("span") or {}), "identity": {
@@ -351,7 +359,7 @@ class Memory(AdminMethods, InteropMethods):
                                        idempotency_key=name(scope, idempotency_key),
                                        derive=derive, recorded_by=self._recorder(),
                                        metadata=metadata, capture=capture,
-                                       procedural=procedural)
+                                       procedural=procedural, priority=priority)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

@@ -54,6 +54,8 @@ class WriteRequest:
     #: instantKV per-slot bounds (``service.slots.check_room``): checked by the ``at_head``
     #: hooks inside the write's transaction, at the head the decision commits against.
     slot_bounds: bool = False
+    #: The statement's priority (``decision.check_priority``; None: not given).
+    priority: int | None = None
 
 
 class Writer:
@@ -154,7 +156,9 @@ class Writer:
                               to_iso(c.valid_until) if c.valid_until else None,
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces]
-                             + ([req.metadata] if req.metadata is not None else []))
+                             + ([req.metadata] if req.metadata is not None else [])
+                             + ([{"priority": req.priority}] if req.priority is not None
+                                else []))
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
@@ -183,7 +187,7 @@ class Writer:
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
             provenance=req.provenance, new_text=self._new_text(state, req),
-            occurrences=self.occurrences)
+            occurrences=self.occurrences, priority=req.priority)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if idem_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),

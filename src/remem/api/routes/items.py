@@ -83,7 +83,8 @@ def remember(body: RememberIn, memory: Caller) -> Any:
     result = memory.remember(
         body.scope, body.key, body.value, kind=body.kind, valid_at=body.valid_at,
         valid_until=body.valid_until, source=_source(body),
-        idempotency_key=body.idempotency_key, metadata=body.metadata)
+        idempotency_key=body.idempotency_key, metadata=body.metadata,
+        priority=body.priority)
     return result.to_dict()
 
 

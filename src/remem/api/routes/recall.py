@@ -36,7 +36,7 @@ def observe(body: ObserveIn, memory: Caller) -> Any:
     receipt = memory.observe(
         body.scope, body.text, role=body.role, source_id=body.source_id, run_id=body.run_id,
         occurred_at=body.occurred_at, kind=body.kind, idempotency_key=body.idempotency_key,
-        metadata=body.metadata)
+        metadata=body.metadata, priority=body.priority)
     return receipt.to_dict()
 
 
