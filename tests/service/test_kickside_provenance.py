@@ -45,7 +45,9 @@ def test_a_derived_item_names_its_run_and_where_it_was_said(mem):
                                     "event_id": "t1"}]
 
 
-def test_seen_again_in_another_conversation_records_that_host_and_event(mem):
+def test_seen_again_in_another_conversation_records_that_host_and_event(store):
+    """With occurrences switched off, a later restatement is provenance of the first item."""
+    mem = store.create_memory("m1", config={"occurrences": False})
     mem.capture(ALICE, "chat", "conv1", [turn("t1", "I live in Lyon.", 1)])
     mem.capture(ALICE, "chat", "conv2", [turn("t9", "I live in Lyon.", 3)])
     item = mem.items(scope=ALICE, key="home_city").items[0]
@@ -53,6 +55,19 @@ def test_seen_again_in_another_conversation_records_that_host_and_event(mem):
     assert [(d["host_kind"], d["host_id"], d["event_id"]) for d in seen] == [
         ("chat", "conv2", "t9")]
     assert mem.get(item.item_id).seen_count == 2
+
+
+def test_an_occurrence_in_another_conversation_names_that_host_and_event(mem):
+    """Occurrences are on by default: the later restatement is its own item, and its
+    ``item.added`` names the conversation and turn it came from."""
+    mem.capture(ALICE, "chat", "conv1", [turn("t1", "I live in Lyon.", 1)])
+    mem.capture(ALICE, "chat", "conv2", [turn("t9", "I live in Lyon.", 3)])
+    first, later = sorted(mem.items(scope=ALICE, key="home_city").items,
+                          key=lambda i: i.valid_at)
+    added = events_of(mem, later.item_id, "item.added")
+    assert added[-1]["occurrence_of"] == first.item_id
+    assert added[-1]["provenance"] == [{"host_kind": "chat", "host_id": "conv2",
+                                        "event_id": "t9"}]
 
 
 def test_an_observed_source_names_its_run_as_the_host(mem):

@@ -13,6 +13,9 @@ each dropped once it is forgotten.
 ``Session.capture_turn()`` captures each turn after the host has persisted it: the turn is
 sent with the conversation's tail to ``Memory.capture``, which observes only turns past the
 conversation cursor (compare-and-set), so a resent turn is never recorded twice.
+
+``Session.close()`` (or leaving ``with Session(...)``) deactivates the session: the memory's
+consolidation is brought forward.
 """
 
 from __future__ import annotations
@@ -72,6 +75,8 @@ class Session:
         self._agent_truncated = False
         self._turns: list[dict[str, Any]] = []
         self._captured = 0
+        #: True once ``close()`` deactivated the session.
+        self.closed = False
 
     # --- activation and the pinned block ----------------------------------------------------
     @property
@@ -173,6 +178,25 @@ class Session:
     def turns(self) -> list[dict[str, Any]]:
         """Turns captured through this session, oldest first."""
         return list(self._turns)
+
+    # --- end of the session ------------------------------------------------------------------
+    def close(self) -> dict[str, Any] | None:
+        """Ends the session (KickSide ``deactivate``): the memory's consolidation is brought
+        forward. Every turn was already captured by ``capture_turn``; closing twice does
+        nothing the second time. Returns ``Memory.deactivate``'s result (None when already
+        closed)."""
+        if self.closed:
+            return None
+        out = self.memory.deactivate(self.binding.user_scope, self.host_kind,
+                                     self.conversation_id)
+        self.closed = True
+        return out
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def _line(d: dict[str, Any]) -> str:

@@ -32,6 +32,8 @@ admin token whose subject is ``admin``::
     GET    /memory/{id}/slots/{entity}/{attribute} instantKV inspect            reader
     POST   /memory/{id}/slots/{entity}/{attribute}/forget  instantKV forget     writer
     POST   /memory/{id}/resummarize                consolidation due now        admin*
+    POST   /memory/{id}/deactivate                 session ends: capture, consolidate  writer
+    POST   /memory/{id}/query                      queryable: items + meta      reader
     POST   /memory/{id}/tokens                     create token                 admin*
     GET    /memory/{id}/tokens                     list tokens                  admin*
     DELETE /memory/{id}/tokens/{token_id}          revoke token                 admin*

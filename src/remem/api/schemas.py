@@ -99,6 +99,9 @@ class RememberIn(_In):
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = MetadataField
+    priority: int | None = Field(default=None, ge=0, le=100, description="Higher is more "
+                                 "important; the same claim with another priority revises "
+                                 "the item (item.revised).")
     cached_source: CachedSource | None = Field(
         default=None, description="Makes the item a Kind-B cached fact: the Log+Facts Source "
         "block {kind, uri, freshness {ttlSeconds, lastVerifiedAt, etag, sourceVersion}, "
@@ -186,6 +189,7 @@ class ItemOut(_Out):
     legal_hold: bool
     keep_until: str | None
     metadata: dict[str, Any] | None = None
+    priority: int | None = None
 
 
 class PageOut(BaseModel):
@@ -429,6 +433,8 @@ class ObserveIn(_In):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Metadata kept with the source and inherited by the facts "
         "derived from it (same limits as an item's).")
+    priority: int | None = Field(default=None, ge=0, le=100, description="Priority of the "
+                                 "facts derived from this source (higher is more important).")
 
 
 class RecallIn(_In):
@@ -524,3 +530,62 @@ class StageSourceIn(_In):
         "fields are kept; the text goes in as 'text'."))
     caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512,
                                          description="The source (log entry) that caused it.")
+
+
+# --- KickSide: session deactivate and the queryable contract -------------------------------
+class TurnIn(_In):
+    """One persisted turn of a host conversation (its ``id`` is the host's message id)."""
+
+    id: str = Field(min_length=1, max_length=MAX_SOURCE_ID_BYTES)
+    role: str = Field(max_length=32, examples=["user"])
+    text: str = Field(min_length=1, max_length=16_384)
+    occurred_at: UtcDatetime | None = None
+
+
+class DeactivateIn(_In):
+    """A host session ends: its last turns (optional) are captured and the memory's
+    consolidation is brought forward."""
+
+    scope: str = ScopeStr
+    host_id: str = Field(min_length=1, max_length=512, description="The host's conversation "
+                         "(session) id: the capture cursor's name.")
+    host_kind: str = Field(default="chat", min_length=1, max_length=128)
+    turns: list[TurnIn] | None = Field(default=None, max_length=256,
+                                       description="The conversation's tail, oldest first; "
+                                       "turns past the cursor are captured.")
+    expected_position: int | None = Field(default=None, ge=0,
+                                          description="The capture cursor last seen "
+                                          "(compare-and-set).")
+
+
+class DeactivateOut(_Out):
+    captured: dict[str, Any] | None
+    consolidation: ScheduledJobOut
+
+
+class QueryIn(_In):
+    scopes: list[str] = Scopes
+    text: str = Field(min_length=1, max_length=16_384)
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+class QueryMetaOut(_Out):
+    node_type: str = Field(description="The item's kind.")
+    similarity: float = Field(description="Cosine of the query and the item's text (4 places).")
+    created_at: str = Field(description="When the item was written (ISO-8601 UTC).")
+
+
+class QueryResultOut(_Out):
+    id: str
+    scope: str
+    key: str
+    value: Any
+    kind: str
+    valid_at: str
+    meta: QueryMetaOut
+
+
+class QueryOut(_Out):
+    """Current items of the scopes nearest the text, best first (KickSide ``queryable``)."""
+
+    results: list[QueryResultOut]

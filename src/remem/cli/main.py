@@ -221,6 +221,9 @@ def remember(
         "block as JSON, e.g. '{\"kind\":\"http-api\",\"uri\":\"https://...\","
         "\"freshness\":{\"ttlSeconds\":300},\"refresh\":{\"strategy\":\"on-read\"}}'.")
     ] = None,
+    priority: Annotated[int | None, typer.Option(
+        help="0-100, higher is more important; a new priority of the same value revises "
+             "the item.")] = None,
 ) -> None:
     """Remember a value of KEY in SCOPE (e.g. remember user:alice home_city Paris)."""
     def body():
@@ -232,7 +235,8 @@ def remember(
                        valid_at=at, source=src, idempotency_key=idempotency_key,
                        metadata=recall_cmds.parse_json_option(metadata, "--metadata"),
                        cached_source=recall_cmds.parse_json_option(cached_source_json,
-                                                                   "--cached-source-json"))
+                                                                   "--cached-source-json"),
+                       priority=priority)
         emit(r, _write_human(r))
         if r.outcome in ("conflict", "forgotten"):
             raise typer.Exit(3)
@@ -446,6 +450,9 @@ def _register_commands() -> None:
     from remem.cli import export_cmds
 
     export_cmds.register(app)
+    from remem.cli import session_cmds
+
+    session_cmds.register(app)
 
 
 _register_commands()

@@ -11,7 +11,9 @@ Every writer goes through ``decide`` (DESIGN.md "Write path"; KickSide engine/de
   when the key's ``on_change`` is conflict), ASSERT records a conflict (instantKV), AUTOMATIC
   follows the judge's verdict (SUPERSEDE, MERGE, NOOP, CONFLICT) or the rule judge;
 - multi key: ADD, unless the judge matches the candidate to an existing item;
-- a CONFLICT always names the complete group.
+- a CONFLICT always names the complete group;
+- the same claim restated with another ``priority`` revises the current item
+  (``item.revised`` with the new priority, and a new payload when the owner's text is new).
 
 Pure: ids are derived from inputs, time comes in as ``now``; nothing reads a clock.
 """
@@ -79,6 +81,25 @@ class Decision:
     revised: bool = False
 
 
+#: Bounds of an item's priority (an integer, higher is more important).
+MIN_PRIORITY, MAX_PRIORITY = 0, 100
+
+
+def check_priority(priority: object) -> int | None:
+    """``priority`` as given (None: not given).
+
+    Raises:
+        InvalidInput: not an integer between MIN_PRIORITY and MAX_PRIORITY.
+    """
+    if priority is None:
+        return None
+    if not isinstance(priority, int) or isinstance(priority, bool) \
+            or not MIN_PRIORITY <= priority <= MAX_PRIORITY:
+        raise InvalidInput(f"priority must be an integer between {MIN_PRIORITY} and "
+                           f"{MAX_PRIORITY} (higher is more important).", field="priority")
+    return priority
+
+
 def _derive_id(prefix: str, *parts: object) -> str:
     return prefix + sha256_hex("\x1f".join(map(str, parts)).encode())[:24]
 
@@ -106,6 +127,7 @@ def decide(
     provenance: tuple[dict[str, str], ...] = (),
     new_text: bool = False,
     occurrences: bool = False,
+    priority: int | None = None,
 ) -> Decision:
     """Decides what a candidate does to its key.
 
@@ -132,6 +154,9 @@ def decide(
         occurrences: the memory records each later statement of a current claim by an
             automatic path as a new item (an occurrence, its own ``valid_at``, linked to the
             claim by ``claim_id`` and ``occurrence_of``) instead of provenance only.
+        priority: the statement's priority (None: not given); a new item carries it, and a
+            restatement of a current claim with another priority revises the item
+            (``item.revised``; never an occurrence: the priority belongs to the claim).
 
     Returns:
         The Decision; ``events`` is empty for outcomes that write nothing.
@@ -175,6 +200,13 @@ def decide(
 
     # Same claim already live, or history covering the same world time: seen again.
     seen = _seen_again(state, cid, candidate.valid_at)
+    reprioritised = (seen is not None and priority is not None
+                     and seen.status is ItemStatus.CURRENT and seen.priority != priority
+                     and not _settles(state, seen, candidate, authority, replaces))
+    if reprioritised:
+        text = new_text and authority is Authority.OWNER
+        return _revised(state, candidate, seen, cid, now, content_hash if text else None,
+                        provenance, priority=priority)
     occurrence_of = None
     if seen is not None and occurrences and _is_occurrence(state, seen, candidate, authority):
         occurrence_of, seen = seen.item_id, None
@@ -195,6 +227,7 @@ def decide(
         **({"run_id": run_id} if run_id else {}),
         **({"provenance": [dict(p) for p in provenance]} if provenance else {}),
         **({"occurrence_of": occurrence_of} if occurrence_of else {}),
+        **({"priority": priority} if priority is not None else {}),
     })
     if occurrence_of is not None:  # the claim stays current; this statement is its own item
         return Decision(Outcome.DUPLICATE, (*events, added), item_id, revision, True, cid)
@@ -322,16 +355,21 @@ def _is_occurrence(state: KeyState, seen: ItemState, candidate: Candidate,
 
 
 def _revised(state: KeyState, candidate: Candidate, item: ItemState, cid: str, now: datetime,
-             content_hash: str, provenance: tuple[dict[str, str], ...]) -> Decision:
-    """Same claim in new words: a new payload for the item, and the statement's provenance."""
+             content_hash: str | None, provenance: tuple[dict[str, str], ...], *,
+             priority: int | None = None) -> Decision:
+    """Same claim in new words (``content_hash``: a new payload for the item) and/or with a
+    new ``priority``; plus the statement's provenance."""
     revision = state.revision + 1
-    revised = Event(EventType.ITEM_REVISED, {
-        "item_id": item.item_id, "scope": str(state.scope), "key": state.key,
-        "revision": revision, "payload_id": _derive_id("pl_", item.item_id, revision),
-        "content_hash": content_hash})
+    data: dict[str, object] = {"item_id": item.item_id, "scope": str(state.scope),
+                               "key": state.key, "revision": revision}
+    if content_hash is not None:
+        data.update(payload_id=_derive_id("pl_", item.item_id, revision),
+                    content_hash=content_hash)
+    if priority is not None:
+        data["priority"] = priority
     seen = _seen(state, candidate, item, cid, now, provenance)
-    return Decision(Outcome.DUPLICATE, (revised, *seen.events), item.item_id, revision, False,
-                    cid, revised=True)
+    return Decision(Outcome.DUPLICATE, (Event(EventType.ITEM_REVISED, data), *seen.events),
+                    item.item_id, revision, False, cid, revised=content_hash is not None)
 
 
 def _superseded(t: ItemState, scope: str, key: str, revision: int, *, by: str,

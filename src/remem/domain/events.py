@@ -57,6 +57,7 @@ FIELDS: dict[EventType, frozenset[str]] = {
             "content_hash", "source_id", "source_role", "authority",
             # KickSide: the derive run that formed it and where it was said (ids only)
             "run_id", "provenance", "occurrence_of",
+            "priority",  # higher is more important; item.revised changes it
         }
     ),
     EventType.ITEM_REVISED: frozenset(_ITEM_REF | {"payload_id", "content_hash", "priority"}),

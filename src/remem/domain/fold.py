@@ -63,6 +63,7 @@ class ItemRecord:
     legal_hold: bool = False
     keep_until: str | None = None
     confirmed_at: str | None = None  # world time of the newest statement of this item
+    priority: int | None = None  # higher is more important; item.added / item.revised
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def _item_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
             authority=d["authority"], source_id=d.get("source_id"),
             source_role=d.get("source_role"), created_seq=seq, updated_seq=seq,
             created_at=at, last_confirmed_at=at, confirmed_at=d["valid_at"],
+            priority=d.get("priority"),
         )
     )
     rec = ProvenanceRecord(d["item_id"], seq, d.get("source_id"), d.get("source_role"), at)
@@ -179,7 +181,9 @@ def _item_added(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
 
 
 def _item_revised(p: Projection, d: Mapping[str, Any], seq: int, at: str) -> None:
-    p._update(d["item_id"], seq, payload_id=d["payload_id"], content_hash=d["content_hash"])
+    """A new text (payload) and/or a new priority of the same claim."""
+    changes = {k: d[k] for k in ("payload_id", "content_hash", "priority") if k in d}
+    p._update(d["item_id"], seq, **changes)
     p._bump(d)
 
 
@@ -301,6 +305,7 @@ def key_state(p: Projection, scope: str, key: str) -> KeyState:
                 conflict_group=r.conflict_group, superseded_by=r.superseded_by,
                 legal_hold=r.legal_hold,
                 confirmed_at=from_iso(r.confirmed_at) if r.confirmed_at else None,
+                priority=r.priority,
             )
             for r in recs
         ),

@@ -229,6 +229,7 @@ class ItemState:
     superseded_by: str | None = None
     legal_hold: bool = False
     confirmed_at: datetime | None = None  # world time of the newest restatement (seen again)
+    priority: int | None = None  # higher is more important (item.revised changes it)
 
 
 @dataclass(frozen=True)

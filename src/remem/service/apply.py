@@ -206,7 +206,6 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
             written).
     """
     from remem.service.candidates import candidate
-    from remem.service.slots import check_room
 
     default_scope = (memory.principal.scope if default_scope is None
                      else memory.guard.write(default_scope))
@@ -221,17 +220,16 @@ def apply_document(memory: Any, text: str | bytes, *, default_scope: str | None 
     for i, p in enumerate(proposals):
         try:
             idem = None  # derived by Memory from the source id: one slot per (scope, key[, value])
-            check_room(memory.ctx, p.scope, p.key, p.value, p.source.text,
-                       memory.guard.scoped_name(p.scope, p.source.id), p.operation)
+            # per-slot bounds are checked inside the write, at the head it commits against
             if p.operation == "correct":
                 r = memory.correct(p.scope, p.key, p.value, expected_revision=p.expected_revision,
                                    kind=p.kind, source=p.source, idempotency_key=idem,
-                                   actor=actor, metadata=p.metadata)
+                                   actor=actor, metadata=p.metadata, slot_bounds=True)
             else:
                 r = memory.remember(p.scope, p.key, p.value, kind=p.kind, source=p.source,
                                     valid_until=p.valid_until, idempotency_key=idem,
                                     actor=actor, authority=Authority.ASSERT,
-                                    metadata=p.metadata)
+                                    metadata=p.metadata, slot_bounds=True)
             receipt = {"scope": r.scope, "key": r.key, "revision": r.revision,
                        "status": r.outcome, "replayed": r.replayed, "item_id": r.item_id,
                        "conflict_group": r.conflict_group}

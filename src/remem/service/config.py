@@ -121,6 +121,17 @@ def validate_config(config: Any, providers: Any = None) -> dict[str, Any]:
     return dict(config)
 
 
+#: Occurrences are on unless a memory's config says ``"occurrences": false`` (KickSide: "the
+#: same claim stated again later is a new item with its own valid_at").
+DEFAULT_OCCURRENCES = True
+
+
+def occurrences_enabled(config: dict[str, Any]) -> bool:
+    """Whether a later automatic statement of a current claim is recorded as a new item (an
+    occurrence linked to the claim) rather than as provenance of the first item only."""
+    return bool(config.get("occurrences", DEFAULT_OCCURRENCES))
+
+
 def key_policy(config: dict[str, Any], key: str) -> tuple[Cardinality | None, OnChange]:
     """(cardinality from config or None, on_change from config or default supersede)."""
     spec = config.get("keys", {}).get(key, {})

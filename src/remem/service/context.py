@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from remem.providers.registry import build_extractor, build_judge
+from remem.service import slots
 from remem.service.cached import CachedFacts
-from remem.service.config import key_policy
+from remem.service.config import key_policy, occurrences_enabled
 from remem.service.embedding import EmbeddingService
 from remem.service.intake import Intake
 from remem.service.recall import RecallService
@@ -44,9 +45,10 @@ class MemoryContext:
         self.extractor = build_extractor(config.get("extraction"), self.providers)
         self.judge = build_judge(config.get("judge"), self.providers)
         self.writer = Writer(self.store, memory_id, self.clock, self.policy)
-        self.writer.occurrences = bool(config.get("occurrences", False))
+        self.writer.occurrences = occurrences_enabled(config)
         self.embedding = EmbeddingService(self)  # indexes new items in the write transaction
         self.embedding.attach(self.writer)
+        slots.attach(self)  # instantKV per-slot bounds, checked at the head
         self.recall = RecallService(self, self.embedding)
         self.sources = SourceService(self, self.embedding)
         self.intake = Intake(self)

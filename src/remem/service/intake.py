@@ -122,10 +122,12 @@ class Intake:
                 metadata: dict[str, Any] | None = None,
                 capture: dict[str, Any] | None = None, procedural: bool = True,
                 payload: dict[str, Any] | None = None,
-                caused_by_log_id: str | None = None) -> Receipt:
+                caused_by_log_id: str | None = None,
+                priority: int | None = None) -> Receipt:
         """Records a source and returns its receipt; enqueues derive (runs it inline when the
         store's derive mode is ``inline``). ``capture`` (ids only: the captured span and the
-        capturing identity) rides on the derive job and is recorded on its run.
+        capturing identity) rides on the derive job and is recorded on its run; so does
+        ``priority``, given to the facts derived (part of the observation's meaning).
 
         Raises:
             InvalidInput: bad input (nothing recorded).
@@ -148,7 +150,8 @@ class Intake:
             to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
             + ([metadata] if metadata is not None else [])
             + ([{"payload": given_payload}] if given_payload is not None else [])
-            + ([{"caused_by": caused_by_log_id}] if caused_by_log_id is not None else []))
+            + ([{"caused_by": caused_by_log_id}] if caused_by_log_id is not None else [])
+            + ([{"priority": priority}] if priority is not None else []))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
@@ -177,6 +180,8 @@ class Intake:
                                        {"receipt_id": row["receipt_id"],
                                         "source_id": src.source_id,
                                         **({"capture": capture} if capture else {}),
+                                        **({"priority": priority}
+                                           if priority is not None else {}),
                                         **({} if procedural else {"procedural": False})},
                                        run_at=now, now=now, conn=uow.conn,
                                        job_id=new_id("job"))

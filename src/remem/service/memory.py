@@ -15,7 +15,7 @@ from typing import Any
 
 from remem.domain import operations as ops
 from remem.domain.access import Principal, Role
-from remem.domain.decision import Judgement
+from remem.domain.decision import Judgement, check_priority
 from remem.domain.filters import parse_metadata
 from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
@@ -97,7 +97,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                  actor: str | None = None, authority: Authority = Authority.OWNER,
                  judgement: Judgement | None = None,
                  metadata: dict[str, Any] | None = None,
-                 cached_source: dict[str, Any] | None = None) -> WriteResult:
+                 cached_source: dict[str, Any] | None = None,
+                 slot_bounds: bool = False, priority: int | None = None) -> WriteResult:
         """States a value of a key in a scope (explicit owner remember).
 
         Args:
@@ -117,6 +118,10 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                 ``{kind, uri, freshness: {ttlSeconds, lastVerifiedAt, etag, sourceVersion},
                 refresh: {strategy, handler, priority}}`` (``service.cached``), stored beside
                 the item; recall labels it stale past its TTL; ``refresh`` re-reads it.
+            slot_bounds: enforce the instantKV per-slot bounds (``service.slots``) at the
+                ledger head inside the write's transaction (SlotFull when full).
+            priority: integer 0..100, higher is more important (None: not given); the same
+                claim restated with another priority revises the item (``item.revised``).
 
         Returns:
             WriteResult with outcome created | duplicate | superseded | conflict | stale |
@@ -132,7 +137,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
         cached = parse_cached_source(cached_source) if cached_source is not None else None
         result = self.ctx.writer.write(WriteRequest(
             cand, authority, self._actor(actor), judgement=judgement,
-            metadata=parse_metadata(metadata),
+            metadata=parse_metadata(metadata), slot_bounds=slot_bounds,
+            priority=check_priority(priority),
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config),
@@ -180,7 +186,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key, metadata.
+        valid_at, source, valid_until, idempotency_key, metadata, priority.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -194,6 +200,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                                        st.get("kind"), st.get("valid_at"), st.get("source"),
                                        st.get("valid_until"))
                 metadata = parse_metadata(st.get("metadata"))
+                priority = check_priority(st.get("priority"))
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -202,6 +209,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                 raise
             reqs.append(WriteRequest(
                 cand, Authority.OWNER, self._actor(actor), metadata=metadata,
+                priority=priority,
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
@@ -216,9 +224,11 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                 kind: str | None = None, source: Source | dict | None = None,
                 replaces: str | None = None, idempotency_key: str | None = None,
                 actor: str | None = None,
-                metadata: dict[str, Any] | None = None) -> WriteResult:
+                metadata: dict[str, Any] | None = None,
+                slot_bounds: bool = False, priority: int | None = None) -> WriteResult:
         """Corrects a key: the old value was never true (KIP change_kind correction).
-        Without ``metadata`` the correction keeps the corrected item's.
+        Without ``metadata`` the correction keeps the corrected item's; ``slot_bounds`` and
+        ``priority`` as in ``remember``.
 
         Raises:
             RevisionMismatch: ``expected_revision`` is not the key's current revision.
@@ -233,6 +243,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
         return self.ctx.writer.write(WriteRequest(
             cand, Authority.CORRECTION, self._actor(actor), metadata=parse_metadata(metadata),
             expected_revision=expected_revision, replaces=replaces, intent="correct",
+            slot_bounds=slot_bounds, priority=check_priority(priority),
             stated_valid_at=cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("correct", cand, self.config)))
@@ -364,7 +375,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                 metadata: dict[str, Any] | None = None,
                 capture: dict[str, Any] | None = None, procedural: bool = True,
                 payload: dict[str, Any] | None = None,
-                caused_by_log_id: str | None = None) -> Receipt:
+                caused_by_log_id: str | None = None,
+                priority: int | None = None) -> Receipt:
         """Records an immutable source and returns its durable receipt (KIP observe).
 
         The source is searchable evidence at once (hash-chained per run); a derive job then
@@ -381,11 +393,13 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
         ``role``; ``role`` None: from ``kind``, else ``user``), ``payload`` its kind-specific object (``text`` goes into it; unknown fields
         kept), ``caused_by_log_id`` a visible source of this memory (else
         ``NotFoundOrNotVisible``).
+        ``priority`` (see ``remember``) is given to the facts derived from this source.
         """
         scope = self.guard.write(scope)
         if caused_by_log_id is not None:
             caused_by_log_id = self.guard.source(caused_by_log_id)["source_id"]
         metadata = parse_metadata(metadata)
+        priority = check_priority(priority)
         if capture is not None:
             p = self.principal
             capture = {"span": dict(capture.get("span") or {}), "identity": {
@@ -402,7 +416,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                                        derive=derive, recorded_by=self._recorder(),
                                        metadata=metadata, capture=capture,
                                        procedural=procedural, payload=payload,
-                                       caused_by_log_id=caused_by_log_id)
+                                       caused_by_log_id=caused_by_log_id,
+                                       priority=priority)
 
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:

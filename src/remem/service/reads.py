@@ -28,10 +28,10 @@ def inspect(ctx: Any, scope: str, key: str) -> Inspection:
     """Current value, revision, state, history and open conflicts of one key."""
     meta = ctx.store.key_meta(ctx.id, scope, key)
     vs = views(ctx, ctx.store.key_items(ctx.id, scope, key))
-    current = [v for v in vs if v.status == ItemStatus.CURRENT]
-    conflicts = [v for v in vs if v.status == ItemStatus.CONFLICT]
-    history = sorted((v for v in vs if v.status in (ItemStatus.SUPERSEDED,
-                                                    ItemStatus.ARCHIVED)),
+    current = one_per_claim([v for v in vs if v.status == ItemStatus.CURRENT])
+    conflicts = one_per_claim([v for v in vs if v.status == ItemStatus.CONFLICT])
+    history = sorted(one_per_claim([v for v in vs if v.status in (ItemStatus.SUPERSEDED,
+                                                                  ItemStatus.ARCHIVED)]),
                      key=lambda v: (v.revision, v.valid_at), reverse=True)
     state = _state(vs, current, conflicts, meta)
     single = meta["cardinality"] != "multi"
@@ -46,6 +46,22 @@ def inspect(ctx: Any, scope: str, key: str) -> Inspection:
         kind=top.kind if top else None,
         source={"id": top.source_id, "text": top.quote, "role": top.source_role}
         if top else None, valid_until=top.valid_until if top else None)
+
+
+def one_per_claim(vs: list[ItemView]) -> list[ItemView]:
+    """Occurrences of one claim (the same value stated again later: KickSide occurrences)
+    shown once, as the claim's first item (``vs`` in revision order). History keeps one entry
+    per claim *and* what ended it, so a value held twice with another in between (Lyon,
+    Paris, Lyon) stays two entries, while Lyon restated three times and then replaced is
+    one."""
+    seen: set[tuple[str, str | None, str]] = set()
+    out = []
+    for v in vs:
+        mark = (v.claim_id, v.superseded_by, v.status)
+        if mark not in seen:
+            seen.add(mark)
+            out.append(v)
+    return out
 
 
 def _state(vs: list[ItemView], current: list, conflicts: list, meta: dict[str, Any]) -> str:

@@ -64,6 +64,7 @@ class ItemView(_Dict):
     legal_hold: bool
     keep_until: str | None
     metadata: dict[str, Any] | None = None
+    priority: int | None = None
 
     @classmethod
     def build(cls, rec: ItemRecord, payload: dict[str, Any] | None) -> ItemView:
@@ -76,7 +77,7 @@ class ItemView(_Dict):
             superseded_by=rec.superseded_by, conflict_group=rec.conflict_group,
             created_at=rec.created_at, last_confirmed_at=rec.last_confirmed_at,
             seen_count=rec.seen_count, legal_hold=rec.legal_hold, keep_until=rec.keep_until,
-            metadata=payload.get("metadata"),
+            metadata=payload.get("metadata"), priority=rec.priority,
         )
 
 

@@ -17,9 +17,19 @@ Shapes (every ``*_ms`` is Unix milliseconds):
   UTF-8 JSON is at most ``max_bytes`` (128-65,536). Forgotten, expired and unresolved
   conflicted slots are left out.
 
-Per-slot bounds (the seed's "Limits and recovery" table) are checked before an apply writes:
-a full slot fails with :class:`~remem.errors.SlotFull` instead of dropping provenance or retry
-protection. Functions take the memory's context and scopes the guard already allowed.
+Per-slot bounds (the seed's "Limits and recovery" table) are checked inside the apply's
+write transaction, at the ledger head the decision commits against (``Writer`` calls
+:func:`check_room` there; a moved head re-checks), so two racing writers cannot both take the
+last place: a full slot fails with :class:`~remem.errors.SlotFull` instead of dropping
+provenance or retry protection. Functions take the memory's context and scopes the guard
+already allowed.
+
+Occurrences (on by default: a conversation restating a current value later is a new item of
+the same claim) are one slot value: profile, context and inspect show the claim once, and the
+history and conflicts bounds count claims, not items — restating "Lyon" ten times and then
+moving to Paris is one history entry, as an instantKV user expects. Each statement is still a
+receipt (its provenance), so the receipts bound counts every one, as it did when a restatement
+was provenance only.
 """
 
 from __future__ import annotations
@@ -151,7 +161,8 @@ def profile_views(ctx: Any, scope: str, now: datetime) -> list[ItemView]:
         if page.next_cursor is None:
             break
         cursor = page.next_cursor
-    return sorted(live_views(ctx, out, now), key=lambda v: (v.key, v.valid_at, v.item_id))
+    shown = sorted(live_views(ctx, out, now), key=lambda v: (v.key, v.valid_at, v.item_id))
+    return reads.one_per_claim(shown)  # occurrences of a claim are one slot value
 
 
 # --- per-slot bounds ------------------------------------------------------------------------
@@ -162,12 +173,30 @@ def _usage(ctx: Any, scope: str, key: str) -> dict[str, Any]:
     content = sum(len(compact(v.value).encode()) + len((v.quote or "").encode())
                   for v in views)
     metadata = sum(len(compact(rows).encode()) for rows in prov.values())
+    # Occurrences of one claim (a value restated later) count once: a re-stated identical
+    # value never fills the slot's history or conflicts (reads.one_per_claim).
     return {"views": views, "sources": {p["source_id"] for rows in prov.values() for p in rows},
-            "history": sum(v.status in (ItemStatus.SUPERSEDED, ItemStatus.ARCHIVED)
-                           for v in views),
-            "conflicts": sum(v.status == ItemStatus.CONFLICT for v in views),
+            "history": len(reads.one_per_claim([v for v in views if v.status in (
+                ItemStatus.SUPERSEDED, ItemStatus.ARCHIVED)])),
+            "conflicts": len(reads.one_per_claim([v for v in views
+                                                  if v.status == ItemStatus.CONFLICT])),
             "receipts": sum(len(rows) for rows in prov.values()),
             "content": content, "metadata": metadata}
+
+
+def attach(ctx: Any) -> None:
+    """Has the memory's writer check per-slot bounds at the head of every write whose request
+    asks for them (``WriteRequest.slot_bounds``: instantKV apply). Inside the transaction the
+    reads see every commit before it and none after (SQLite: the transaction's own
+    connection; PostgreSQL: the writer holds the memory's row lock), so the count checked is
+    the count committed against."""
+    def at_head(req: Any) -> None:
+        if req.slot_bounds:
+            c = req.candidate
+            check_room(ctx, str(c.scope), c.key, c.value, c.source.text, c.source.id,
+                       "correct" if req.intent == "correct" else "assert")
+
+    ctx.writer.at_head.append(at_head)
 
 
 def check_room(ctx: Any, scope: str, key: str, value: Any, quote: str | None,
@@ -181,7 +210,8 @@ def check_room(ctx: Any, scope: str, key: str, value: Any, quote: str | None,
     u = _usage(ctx, scope, key)
     if source_id is not None and source_id in u["sources"]:
         return  # an identical retry replays; another payload is an IdempotencyConflict
-    live = [v for v in u["views"] if v.status in (ItemStatus.CURRENT, ItemStatus.CONFLICT)]
+    live = reads.one_per_claim([v for v in u["views"]
+                                if v.status in (ItemStatus.CURRENT, ItemStatus.CONFLICT)])
     same = any(normalize_value(v.value) == normalize_value(value) for v in live)
     added = len(compact(value).encode()) + len((quote or "").encode())
     grows = {"receipts": (u["receipts"] + 1, MAX_SLOT_RECEIPTS),

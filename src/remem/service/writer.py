@@ -57,6 +57,11 @@ class WriteRequest:
     #: Called in the write's transaction with (uow, result) once the decision committed (a
     #: cached fact's source row beside its item: ``service.cached``); not part of the meaning.
     on_written: Callable[[Any, WriteResult], None] | None = field(default=None, compare=False)
+    #: instantKV per-slot bounds (``service.slots.check_room``): checked by the ``at_head``
+    #: hooks inside the write's transaction, at the head the decision commits against.
+    slot_bounds: bool = False
+    #: The statement's priority (``decision.check_priority``; None: not given).
+    priority: int | None = None
 
 
 class Writer:
@@ -83,9 +88,14 @@ class Writer:
         #: Hooks called with the request before the transaction opens (e.g. to compute the
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
+        #: Hooks called with the request inside the write's transaction once the head is
+        #: read, before the decision (e.g. per-slot bounds): what they read is the state the
+        #: decision commits against, and a moved head runs them again. They raise to refuse.
+        self.at_head: list[Callable[[WriteRequest], None]] = []
         self._claim_secret: tuple[bytes | None] | None = None
-        #: Record later automatic statements of a current claim as occurrences (config).
-        self.occurrences = False
+        #: Record later automatic statements of a current claim as occurrences (config
+        #: ``occurrences``, on by default: ``service.config.occurrences_enabled``).
+        self.occurrences = True
 
     @property
     def claim_secret(self) -> bytes | None:
@@ -154,7 +164,9 @@ class Writer:
                               req.expected_revision, req.replaces]
                              + ([req.metadata] if req.metadata is not None else [])
                              + ([{k: v for k, v in req.fact.items() if k != "content_ref"}]
-                                if req.fact is not None else []))  # a blob's name is no meaning
+                                if req.fact is not None else [])  # a blob's name is no meaning
+                             + ([{"priority": req.priority}] if req.priority is not None
+                                else []))
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
@@ -166,6 +178,8 @@ class Writer:
                 f"The ledger head moved from {req.judged_at_head} to {head} after the judge "
                 "answered; its verdict is refused and the write is decided again.",
                 judged_at_head=req.judged_at_head, head=head)
+        for hook in self.at_head:
+            hook(req)
         proj = uow.projection_for(scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()
@@ -181,7 +195,7 @@ class Writer:
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
             provenance=req.provenance, new_text=self._new_text(state, req),
-            occurrences=self.occurrences)
+            occurrences=self.occurrences, priority=req.priority)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.on_written is not None:
             req.on_written(uow, result)

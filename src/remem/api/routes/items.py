@@ -84,7 +84,8 @@ def remember(body: RememberIn, memory: Caller) -> Any:
         body.scope, body.key, body.value, kind=body.kind, valid_at=body.valid_at,
         valid_until=body.valid_until, source=_source(body),
         idempotency_key=body.idempotency_key, metadata=body.metadata,
-        cached_source=body.cached_source.to_schema() if body.cached_source else None)
+        cached_source=body.cached_source.to_schema() if body.cached_source else None,
+        priority=body.priority)
     return result.to_dict()
 
 

@@ -36,7 +36,8 @@ def observe(body: ObserveIn, memory: Caller) -> Any:
     receipt = memory.observe(
         body.scope, body.text, role=body.role, source_id=body.source_id, run_id=body.run_id,
         occurred_at=body.occurred_at, kind=body.kind, idempotency_key=body.idempotency_key,
-        metadata=body.metadata, payload=body.payload, caused_by_log_id=body.caused_by_log_id)
+        metadata=body.metadata, payload=body.payload, caused_by_log_id=body.caused_by_log_id,
+        priority=body.priority)
     return receipt.to_dict()
 
 

@@ -48,7 +48,7 @@ def provenance_of(row: dict[str, Any], capture: dict[str, Any] | None) -> tuple[
 
 def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
                   capture: dict[str, Any] | None = None,
-                  procedural: bool = True) -> dict[str, Any]:
+                  procedural: bool = True, priority: int | None = None) -> dict[str, Any]:
     """Extracts and reconciles the claims of one source; returns stats and the disposition.
     With ``procedural`` False (KIP memory_basic) skill/lesson claims are not written: they
     count as ``unsupported``.
@@ -69,7 +69,8 @@ def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
             outcomes["unsupported"] = outcomes.get("unsupported", 0) + 1
             continue
         outcome = _reconcile(memory, scope, c, source_id, row["role"], occurred, metadata,
-                             run_id=run_id, provenance=provenance_of(row, capture))
+                             run_id=run_id, provenance=provenance_of(row, capture),
+                             priority=priority)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     written = sum(n for o, n in outcomes.items()
                   if o not in ("forgotten", "invalid", "unsupported"))
@@ -86,7 +87,8 @@ def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
 
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
                occurred, metadata: dict[str, Any] | None = None, *,
-               run_id: str | None = None, provenance: tuple = ()) -> str:
+               run_id: str | None = None, provenance: tuple = (),
+               priority: int | None = None) -> str:
     if getattr(c, "operation", "assert") == "retract":
         cid = memory.writer.claim_id(str(scope), c.key, c.value)
         op = memory.writer.operate(str(scope), c.key, "system:derive",
@@ -101,7 +103,7 @@ def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
         return "invalid"
     idem = "derive:" + source_id + ":" + c.key + ":" + str(hash_value(c.value))
     return reconcile(memory, cand, idem, run_id=run_id, provenance=provenance,
-                     metadata=metadata)
+                     metadata=metadata, priority=priority)
 
 
 def hash_value(value: Any) -> str:
@@ -115,7 +117,8 @@ def run_derive(memory: Any, job: dict[str, Any], run_id: str) -> dict[str, Any]:
     payload = job["payload"]
     stats = derive_source(memory, payload["source_id"], run_id=run_id,
                           capture=payload.get("capture"),
-                          procedural=payload.get("procedural", True))
+                          procedural=payload.get("procedural", True),
+                          priority=payload.get("priority"))
     if payload.get("capture"):  # the captured span and the user's frozen identity
         stats["capture"] = payload["capture"]
     memory.intake.complete(payload["receipt_id"], payload["source_id"], stats["disposition"])

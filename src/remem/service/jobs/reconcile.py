@@ -91,7 +91,8 @@ def offered_items(memory: Any, cand: Candidate) -> tuple[list[Any], list[Any]]:
 
 def judged_request(memory: Any, cand: Candidate, idempotency_key: str,
                    run_id: str | None = None, provenance: tuple = (),
-                   metadata: dict[str, Any] | None = None) -> WriteRequest:
+                   metadata: dict[str, Any] | None = None,
+                   priority: int | None = None) -> WriteRequest:
     """The derive write for ``cand`` with the judge's verdict formed on the current state."""
     judge = getattr(memory, "judge", None)
     judgement = None
@@ -107,13 +108,14 @@ def judged_request(memory: Any, cand: Candidate, idempotency_key: str,
             cand = replace(cand, key=target.key)
     return WriteRequest(cand, Authority.AUTOMATIC, "system:derive", judgement=judgement,
                         idempotency_key=idempotency_key, intent="derive", run_id=run_id,
-                        provenance=provenance, metadata=metadata)
+                        provenance=provenance, metadata=metadata, priority=priority)
 
 
 def reconcile(memory: Any, cand: Candidate, idempotency_key: str, *, run_id: str | None = None,
-              provenance: tuple = (), metadata: dict[str, Any] | None = None) -> str:
+              provenance: tuple = (), metadata: dict[str, Any] | None = None,
+              priority: int | None = None) -> str:
     """Judges and writes ``cand`` at one head (re-judged when the head moved); the outcome."""
     result = memory.writer.write_judged(
         lambda head: judged_request(memory, cand, idempotency_key, run_id, provenance,
-                                    metadata))
+                                    metadata, priority))
     return result.outcome if result is not None else "noop"
