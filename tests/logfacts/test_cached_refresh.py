@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from remem.errors import NotFoundOrNotVisible, PermissionDenied
+from remem.errors import IdempotencyConflict, NotFoundOrNotVisible, PermissionDenied
 from remem.domain.access import Principal, Role
 
 from .cached_kit import (  # noqa: F401 - fixtures
@@ -183,3 +183,14 @@ def test_forgetting_a_cached_fact_erases_its_source_block(cmem, source_server, b
 
         files = [Path(store_url + s) for s in ("", "-wal", "-journal")]
         assert not any(b"s3cret-4f1d" in p.read_bytes() for p in files if p.exists())
+
+
+def test_the_source_block_is_part_of_an_idempotent_remembers_meaning(cmem, source_server):
+    src = block(source_server.url("/rate"))
+    first = cmem.remember(SCOPE, KEY, 1.08, cached_source=src, idempotency_key="k1")
+    again = cmem.remember(SCOPE, KEY, 1.08, cached_source=src, idempotency_key="k1")
+    assert again.replayed and again.item_id == first.item_id
+    with pytest.raises(IdempotencyConflict):
+        cmem.remember(SCOPE, KEY, 1.08, cached_source=block(source_server.url("/other")),
+                      idempotency_key="k1")
+    assert cmem.cached_source(first.item_id)["uri"] == source_server.url("/rate")

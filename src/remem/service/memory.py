@@ -135,7 +135,8 @@ class Memory(AdminMethods, InteropMethods):
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config),
-            on_written=self.ctx.cached.written_hook(cached) if cached else None))
+            on_written=self.ctx.cached.written_hook(cached) if cached else None,
+            extra_meaning={"cached_source": cached.to_schema()} if cached else None))
         if cached is not None and cached.refresh.strategy == "background":
             from remem.service.jobs.refresh import arm_refresh
 

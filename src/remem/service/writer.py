@@ -54,6 +54,9 @@ class WriteRequest:
     #: Called in the write's transaction with (uow, result) once the decision committed (a
     #: cached fact's source row beside its item: ``service.cached``); not part of the meaning.
     on_written: Callable[[Any, WriteResult], None] | None = field(default=None, compare=False)
+    #: More of the request's meaning for the idempotency digest (a cached fact's Source
+    #: block, as given); None: nothing more.
+    extra_meaning: Any = None
 
 
 class Writer:
@@ -149,7 +152,8 @@ class Writer:
                               to_iso(c.valid_until) if c.valid_until else None,
                               c.source.id, c.source.text, c.source.role,
                               req.expected_revision, req.replaces]
-                             + ([req.metadata] if req.metadata is not None else []))
+                             + ([req.metadata] if req.metadata is not None else [])
+                             + ([req.extra_meaning] if req.extra_meaning is not None else []))
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
