@@ -27,13 +27,14 @@ from remem.service.forget import ErasureReport, Forgetter
 from remem.service.guard import Guard, hidden
 from remem.service.intake import Receipt
 from remem.service.memory_admin import AdminMethods
+from remem.service.memory_cached import CachedMethods
 from remem.service.memory_interop import InteropMethods
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest
 
 
-class Memory(AdminMethods, InteropMethods):
+class Memory(AdminMethods, InteropMethods, CachedMethods):
     """One memory in a store, seen by one principal.
 
     Args:
@@ -142,39 +143,6 @@ class Memory(AdminMethods, InteropMethods):
 
             arm_refresh(self)
         return result
-
-    def refresh(self, item_id: str) -> dict[str, Any]:
-        """Refreshes one Kind-B cached fact now, whatever its strategy (``manual`` facts
-        refresh only this way): asks its source through the registered handler; a new value
-        supersedes through the decision (actor ``system:refresh``), an unchanged one only
-        advances ``lastVerifiedAt``, a failure labels the fact stale with the reason.
-
-        Returns:
-            ``{"item_id", "state": unchanged | changed | failed | skipped, "new_item_id",
-            "stale", "reason"}`` (skipped: not a current cached fact).
-
-        Raises:
-            NotFoundOrNotVisible: no such item visible to the caller.
-            PermissionDenied: the caller may not write the item's scope.
-        """
-        self.guard.refreshable(item_id)
-        return self.ctx.cached.refresh(item_id)
-
-    def refresh_due(self) -> dict[str, int]:
-        """Runs the background sweep now (what the ``refresh`` job does): refreshes stale
-        ``background`` cached facts, highest priority first; returns counts per state.
-
-        Raises:
-            PermissionDenied: not a memory-wide admin.
-        """
-        self.guard.manage("refresh due cached facts")
-        return self.ctx.cached.sweep()
-
-    def cached_source(self, item_id: str) -> dict[str, Any] | None:
-        """A visible item's Source block (schema shape) with ``stale`` and
-        ``stale_reason``; None when the item is not a cached fact."""
-        self.guard.item(item_id)
-        return self.ctx.cached.source_block(item_id)
 
     def remember_many(self, statements: list[dict[str, Any]], *,
                       actor: str | None = None) -> list[WriteResult]:
