@@ -148,7 +148,7 @@ class Memory(AdminMethods, InteropMethods, CachedMethods):
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key, metadata.
+        valid_at, source, valid_until, idempotency_key, metadata, cached_source.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -162,6 +162,8 @@ class Memory(AdminMethods, InteropMethods, CachedMethods):
                                        st.get("kind"), st.get("valid_at"), st.get("source"),
                                        st.get("valid_until"))
                 metadata = parse_metadata(st.get("metadata"))
+                cached = (parse_cached_source(st["cached_source"])
+                          if st.get("cached_source") is not None else None)
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -173,12 +175,19 @@ class Memory(AdminMethods, InteropMethods, CachedMethods):
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
-                or derived_key("remember", cand, self.config)))
+                or derived_key("remember", cand, self.config),
+                on_written=self.ctx.cached.written_hook(cached) if cached else None,
+                extra_meaning={"cached_source": cached.to_schema()} if cached else None))
         from remem.domain.textindex import item_text
 
         self.ctx.embedding.prime([item_text(r.candidate.key, r.candidate.value,
                                             r.candidate.source.text) for r in reqs])
-        return self.ctx.writer.write_many(reqs)
+        results = self.ctx.writer.write_many(reqs)
+        if any(r.on_written is not None for r in reqs):  # a background one may be due
+            from remem.service.jobs.refresh import arm_refresh
+
+            arm_refresh(self)
+        return results
 
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
                 kind: str | None = None, source: Source | dict | None = None,
