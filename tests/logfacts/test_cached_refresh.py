@@ -7,7 +7,12 @@ import time
 
 import pytest
 
-from remem.errors import NotFoundOrNotVisible, PermissionDenied
+from remem.errors import (
+    IdempotencyConflict,
+    InvalidInput,
+    NotFoundOrNotVisible,
+    PermissionDenied,
+)
 from remem.domain.access import Principal, Role
 
 from .cached_kit import (  # noqa: F401 - fixtures
@@ -183,3 +188,27 @@ def test_forgetting_a_cached_fact_erases_its_source_block(cmem, source_server, b
 
         files = [Path(store_url + s) for s in ("", "-wal", "-journal")]
         assert not any(b"s3cret-4f1d" in p.read_bytes() for p in files if p.exists())
+
+
+def test_the_source_block_is_part_of_an_idempotent_remembers_meaning(cmem, source_server):
+    src = block(source_server.url("/rate"))
+    first = cmem.remember(SCOPE, KEY, 1.08, cached_source=src, idempotency_key="k1")
+    again = cmem.remember(SCOPE, KEY, 1.08, cached_source=src, idempotency_key="k1")
+    assert again.replayed and again.item_id == first.item_id
+    with pytest.raises(IdempotencyConflict):
+        cmem.remember(SCOPE, KEY, 1.08, cached_source=block(source_server.url("/other")),
+                      idempotency_key="k1")
+    assert cmem.cached_source(first.item_id)["uri"] == source_server.url("/rate")
+
+
+def test_remember_many_takes_source_blocks_all_or_nothing(cmem, source_server):
+    ok = {"scope": SCOPE, "key": "a", "value": 1,
+          "cached_source": block(source_server.url("/a"), "background")}
+    bad = {"scope": SCOPE, "key": "b", "value": 2,
+           "cached_source": {**block(source_server.url("/b")), "kind": "ftp"}}
+    with pytest.raises(InvalidInput) as exc:
+        cmem.remember_many([ok, bad])
+    assert exc.value.details["index"] == 1 and cmem.items().total == 0
+    [w] = cmem.remember_many([ok])
+    assert cmem.cached_source(w.item_id)["refresh"]["strategy"] == "background"
+    assert cmem.store.job_scheduled(cmem.id, "refresh") is not None

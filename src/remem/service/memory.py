@@ -28,13 +28,14 @@ from remem.service.guard import Guard, hidden
 from remem.service.intake import Receipt
 from remem.service.memory_admin import AdminMethods
 from remem.service.memory_facts import FactMethods
+from remem.service.memory_cached import CachedMethods
 from remem.service.memory_interop import InteropMethods
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 from remem.service.results import Inspection, ItemView, Page, WriteResult
 from remem.service.writer import WriteRequest
 
 
-class Memory(AdminMethods, InteropMethods, FactMethods):
+class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
     """One memory in a store, seen by one principal.
 
     Args:
@@ -142,51 +143,19 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
             stated_valid_at=valid_at or cand.source.occurred_at,
             idempotency_key=self.guard.scoped_name(scope, idempotency_key)
             or derived_key("remember", cand, self.config),
-            on_written=self.ctx.cached.written_hook(cached) if cached else None))
+            on_written=self.ctx.cached.written_hook(cached) if cached else None,
+            extra_meaning={"cached_source": cached.to_schema()} if cached else None))
         if cached is not None and cached.refresh.strategy == "background":
             from remem.service.jobs.refresh import arm_refresh
 
             arm_refresh(self)
         return result
 
-    def refresh(self, item_id: str) -> dict[str, Any]:
-        """Refreshes one Kind-B cached fact now, whatever its strategy (``manual`` facts
-        refresh only this way): asks its source through the registered handler; a new value
-        supersedes through the decision (actor ``system:refresh``), an unchanged one only
-        advances ``lastVerifiedAt``, a failure labels the fact stale with the reason.
-
-        Returns:
-            ``{"item_id", "state": unchanged | changed | failed | skipped, "new_item_id",
-            "stale", "reason"}`` (skipped: not a current cached fact).
-
-        Raises:
-            NotFoundOrNotVisible: no such item visible to the caller.
-            PermissionDenied: the caller may not write the item's scope.
-        """
-        self.guard.refreshable(item_id)
-        return self.ctx.cached.refresh(item_id)
-
-    def refresh_due(self) -> dict[str, int]:
-        """Runs the background sweep now (what the ``refresh`` job does): refreshes stale
-        ``background`` cached facts, highest priority first; returns counts per state.
-
-        Raises:
-            PermissionDenied: not a memory-wide admin.
-        """
-        self.guard.manage("refresh due cached facts")
-        return self.ctx.cached.sweep()
-
-    def cached_source(self, item_id: str) -> dict[str, Any] | None:
-        """A visible item's Source block (schema shape) with ``stale`` and
-        ``stale_reason``; None when the item is not a cached fact."""
-        self.guard.item(item_id)
-        return self.ctx.cached.source_block(item_id)
-
     def remember_many(self, statements: list[dict[str, Any]], *,
                       actor: str | None = None) -> list[WriteResult]:
         """Remembers several statements in one transaction (all validated first; all or
         nothing). Each dict takes ``remember``'s arguments: scope, key, value, kind,
-        valid_at, source, valid_until, idempotency_key, metadata, priority.
+        valid_at, source, valid_until, idempotency_key, metadata, priority, cached_source.
 
         Raises:
             InvalidInput: any statement is invalid (nothing written).
@@ -201,6 +170,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                                        st.get("valid_until"))
                 metadata = parse_metadata(st.get("metadata"))
                 priority = check_priority(st.get("priority"))
+                cached = (parse_cached_source(st["cached_source"])
+                          if st.get("cached_source") is not None else None)
             except KeyError as exc:
                 raise InvalidInput(f"statement {i} lacks {exc.args[0]!r}.", index=i,
                                    field=exc.args[0]) from exc
@@ -213,12 +184,19 @@ class Memory(AdminMethods, InteropMethods, FactMethods):
                 stated_valid_at=st.get("valid_at") or cand.source.occurred_at,
                 idempotency_key=self.guard.scoped_name(str(cand.scope),
                                                        st.get("idempotency_key"))
-                or derived_key("remember", cand, self.config)))
+                or derived_key("remember", cand, self.config),
+                on_written=self.ctx.cached.written_hook(cached) if cached else None,
+                extra_meaning={"cached_source": cached.to_schema()} if cached else None))
         from remem.domain.textindex import item_text
 
         self.ctx.embedding.prime([item_text(r.candidate.key, r.candidate.value,
                                             r.candidate.source.text) for r in reqs])
-        return self.ctx.writer.write_many(reqs)
+        results = self.ctx.writer.write_many(reqs)
+        if any(r.on_written is not None for r in reqs):  # a background one may be due
+            from remem.service.jobs.refresh import arm_refresh
+
+            arm_refresh(self)
+        return results
 
     def correct(self, scope: str, key: str, value: Any, *, expected_revision: int,
                 kind: str | None = None, source: Source | dict | None = None,

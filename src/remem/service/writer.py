@@ -62,6 +62,9 @@ class WriteRequest:
     slot_bounds: bool = False
     #: The statement's priority (``decision.check_priority``; None: not given).
     priority: int | None = None
+    #: More of the request's meaning for the idempotency digest (a cached fact's Source
+    #: block, as given); None: nothing more.
+    extra_meaning: Any = None
 
 
 class Writer:
@@ -166,7 +169,8 @@ class Writer:
                              + ([{k: v for k, v in req.fact.items() if k != "content_ref"}]
                                 if req.fact is not None else [])  # a blob's name is no meaning
                              + ([{"priority": req.priority}] if req.priority is not None
-                                else []))
+                                else [])
+                             + ([req.extra_meaning] if req.extra_meaning is not None else []))
         idem_key = scoped_key(scope, req.idempotency_key)  # per scope: two scopes, two requests
         if idem_key:
             found = uow.idempotency_get(idem_key)
