@@ -172,6 +172,7 @@ def test_the_key_names_value_check_stays_exact_and_cheap_on_big_values():
 
     assert key_names_value("home_city_paris", "Paris")
     assert key_names_value("home_city_paris", "!" * 100_000 + " paris")  # few letters: checked
+    value = big_text(1_000_000)
     started = time.perf_counter()
-    assert not key_names_value("trip_report", big_text(1_000_000))
-    assert time.perf_counter() - started < 0.5  # stops counting letters early (was ≈1.4 s)
+    assert not key_names_value("trip_report", value)
+    assert time.perf_counter() - started < 0.2  # stops counting letters early (was ≈1.4 s)
