@@ -141,3 +141,15 @@ def test_fact_from_record_refuses_what_it_cannot_map():
         fact_from_record({**good, "content": "just text"})
     days = fact_from_record({**good, "retention": {"keepDays": 2, "legalHold": True}})
     assert days.keep_until == to_iso(T0 + timedelta(days=2)) and days.legal_hold
+
+
+def test_rebuild_and_verify_keep_every_fact_record_as_it_was(mem, store, clock):
+    a = mem.remember_fact(ALICE, "home_city", "Berlin", type="user-profile",
+                          source={"id": "log-1"}, retention={"keep_days": 9})
+    clock.advance(hours=1)
+    b = mem.remember_fact(ALICE, "home_city", "Paris", source={"id": "log-2"})
+    c = mem.remember_fact(ALICE, "report", "x " * 50_000, type="summary")  # 100 KB: a blob
+    before = [mem.fact(i.item_id) for i in (a, b, c)]
+    store.rebuild("m1")
+    assert [mem.fact(i.item_id) for i in (a, b, c)] == before
+    assert store.verify()["ok"]

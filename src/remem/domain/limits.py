@@ -36,6 +36,7 @@ MAX_APPLY_BYTES = 65_536
 MAX_PROPOSALS = 8
 MAX_QUERY_BYTES = 16_384
 _WORD_SPLIT = re.compile(r"[\W_]+")
+_WORD_CHAR = re.compile(r"[^\W_]")
 MAX_OBSERVE_BYTES = 16_384
 MIN_MAX_BYTES, MAX_MAX_BYTES = 128, 65_536
 ROLES = frozenset({"user", "assistant", "tool", "system", "owner", "agent"})
@@ -116,6 +117,8 @@ def key_names_value(key: str, value: str) -> bool:
     inside the key with underscores removed (``homecityparis``). A short value that merely
     occurs inside a word of the key is fine: ``name`` / ``Nam``, ``likes`` / ``Li``.
     """
+    if _more_word_chars(value, 4 * len(key)):  # cannot be spelled by a <= 128-byte key
+        return False  # (normalising merges at most 3 word characters into 1: Hangul jamo)
     val_words = [w for w in _WORD_SPLIT.split(normalize_text(value)) if w]
     squashed_val = "".join(val_words)
     if len(squashed_val) < 2:
@@ -125,6 +128,15 @@ def key_names_value(key: str, value: str) -> bool:
     if any(key_words[i:i + n] == val_words for i in range(len(key_words) - n + 1)):
         return True
     return len(squashed_val) >= 4 and squashed_val in "".join(key_words)
+
+
+def _more_word_chars(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` letters/digits (stops scanning at the
+    first one over: cheap on a 64 KB fact)."""
+    for i, _ in enumerate(_WORD_CHAR.finditer(text)):
+        if i >= limit:
+            return True
+    return False
 
 
 def refuse_surrogates(value: Any, field: str) -> None:

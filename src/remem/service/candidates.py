@@ -33,7 +33,7 @@ def candidate(ctx: Any, scope: str, key: str, value: Any, kind: str | Kind | Non
                      valid_at=at, source=src, valid_until=valid_until)
     if max_value_bytes is None:
         validate_candidate(cand)
-    else:  # a fact that asked for the larger inline limit (service.facts)
+    else:  # a fact that asked for the larger inline limit (service.memory_facts)
         validate_candidate(cand, max_value_bytes=max_value_bytes)
     return cand
 
