@@ -40,6 +40,8 @@ class AgentMemory(Protocol):
     def capture(self, scope: str, host_kind: str, host_id: str,
                 turns: list[dict[str, Any]]) -> dict[str, Any]: ...
 
+    def deactivate(self, scope: str, host_kind: str, host_id: str) -> dict[str, Any]: ...
+
 
 @dataclass(frozen=True)
 class Binding:

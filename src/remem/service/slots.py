@@ -166,10 +166,13 @@ def profile_views(ctx: Any, scope: str, now: datetime) -> list[ItemView]:
 
 
 # --- per-slot bounds ------------------------------------------------------------------------
-def _usage(ctx: Any, scope: str, key: str) -> dict[str, Any]:
-    recs = ctx.store.key_items(ctx.id, scope, key)
-    views = reads.views(ctx, recs)
-    prov = {r.item_id: ctx.store.provenance(ctx.id, r.item_id) for r in recs}
+def _usage(uow: Any, scope: str, key: str) -> dict[str, Any]:
+    recs = sorted(uow.projection_for(scope, key).items.values(),
+                  key=lambda r: (r.revision, r.created_seq))
+    payloads = uow.key_payloads(scope, key)
+    views = [ItemView.build(r, payloads.get(r.payload_id)) for r in recs]
+    found = uow.key_provenance(scope, key)
+    prov = {r.item_id: found.get(r.item_id, []) for r in recs}
     content = sum(len(compact(v.value).encode()) + len((v.quote or "").encode())
                   for v in views)
     metadata = sum(len(compact(rows).encode()) for rows in prov.values())
@@ -186,28 +189,29 @@ def _usage(ctx: Any, scope: str, key: str) -> dict[str, Any]:
 
 def attach(ctx: Any) -> None:
     """Has the memory's writer check per-slot bounds at the head of every write whose request
-    asks for them (``WriteRequest.slot_bounds``: instantKV apply). Inside the transaction the
-    reads see every commit before it and none after (SQLite: the transaction's own
-    connection; PostgreSQL: the writer holds the memory's row lock), so the count checked is
-    the count committed against."""
-    def at_head(req: Any) -> None:
+    asks for them (``WriteRequest.slot_bounds``: instantKV apply). The check reads through
+    the write's own transaction, which holds the memory's write lock (SQLite ``BEGIN
+    IMMEDIATE``; PostgreSQL the memory row ``FOR UPDATE``), so the count checked is the count
+    committed against and no second connection is needed."""
+    def at_head(uow: Any, req: Any) -> None:
         if req.slot_bounds:
             c = req.candidate
-            check_room(ctx, str(c.scope), c.key, c.value, c.source.text, c.source.id,
+            check_room(uow, str(c.scope), c.key, c.value, c.source.text, c.source.id,
                        "correct" if req.intent == "correct" else "assert")
 
     ctx.writer.at_head.append(at_head)
 
 
-def check_room(ctx: Any, scope: str, key: str, value: Any, quote: str | None,
+def check_room(uow: Any, scope: str, key: str, value: Any, quote: str | None,
                source_id: str | None, operation: str) -> None:
     """Refuses a write a full slot cannot take (a retry of a source it already holds passes:
-    retry protection is never the thing that fails).
+    retry protection is never the thing that fails). ``uow``: the write's unit of work
+    (reads at its head).
 
     Raises:
         SlotFull: history, conflicts, receipts, metadata or content would pass its bound.
     """
-    u = _usage(ctx, scope, key)
+    u = _usage(uow, scope, key)
     if source_id is not None and source_id in u["sources"]:
         return  # an identical retry replays; another payload is an IdempotencyConflict
     live = reads.one_per_claim([v for v in u["views"]

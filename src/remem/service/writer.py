@@ -91,10 +91,10 @@ class Writer:
         #: Hooks called with the request before the transaction opens (e.g. to compute the
         #: embedding of the new item's text, so the write lock is not held while embedding).
         self.before_write: list[Callable[[WriteRequest], None]] = []
-        #: Hooks called with the request inside the write's transaction once the head is
-        #: read, before the decision (e.g. per-slot bounds): what they read is the state the
+        #: Hooks called with (unit of work, request) inside the write's transaction once the
+        #: head is read, before the decision (e.g. per-slot bounds): what they read is the state the
         #: decision commits against, and a moved head runs them again. They raise to refuse.
-        self.at_head: list[Callable[[WriteRequest], None]] = []
+        self.at_head: list[Callable[[Any, WriteRequest], None]] = []
         self._claim_secret: tuple[bytes | None] | None = None
         #: Record later automatic statements of a current claim as occurrences (config
         #: ``occurrences``, on by default: ``service.config.occurrences_enabled``).
@@ -124,6 +124,7 @@ class Writer:
         for req in reqs:
             for hook in self.before_write:
                 hook(req)
+        _ = self.claim_secret  # read (once) before the transaction holds the write lock
         for attempt in range(self.max_attempts):
             try:
                 with self.store.unit_of_work(self.memory_id) as uow:
@@ -183,7 +184,7 @@ class Writer:
                 "answered; its verdict is refused and the write is decided again.",
                 judged_at_head=req.judged_at_head, head=head)
         for hook in self.at_head:
-            hook(req)
+            hook(uow, req)
         proj = uow.projection_for(scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()
@@ -198,7 +199,7 @@ class Writer:
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
-            provenance=req.provenance, new_text=self._new_text(state, req),
+            provenance=req.provenance, new_text=self._new_text(uow, proj, state, req),
             occurrences=self.occurrences, priority=req.priority)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.on_written is not None:
@@ -208,9 +209,12 @@ class Writer:
                                 result.item_id, to_iso(now))
         return result
 
-    def _new_text(self, state: KeyState, req: WriteRequest) -> bool:
+    def _new_text(self, uow: Any, proj: Projection, state: KeyState,
+                  req: WriteRequest) -> bool:
         """Whether an owner restates a current claim of the key with a new text (a quote other
-        than its stored payload's); a value differing only in case or spacing is not one."""
+        than its stored payload's); a value differing only in case or spacing is not one.
+        Reads through the write's own transaction (no second connection while it holds the
+        memory's write lock)."""
         if req.authority is not Authority.OWNER:
             return False
         c = req.candidate
@@ -218,8 +222,8 @@ class Writer:
         item = next((i for i in state.live() if i.claim_id == cid), None)
         if item is None:
             return False
-        rec = self.store.item(self.memory_id, item.item_id)
-        stored = self.store.payloads(self.memory_id, [rec.payload_id]).get(rec.payload_id) \
+        rec = proj.items.get(item.item_id)
+        stored = uow.key_payloads(str(c.scope), c.key).get(rec.payload_id) \
             if rec is not None else None
         if not stored:
             return False

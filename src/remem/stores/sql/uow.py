@@ -180,6 +180,29 @@ class SqlUnitOfWork:
                       "i.item_id=?", (self.memory_id, item_id)).fetchone()
         return load_metadata(row["metadata"]) if row else None
 
+    # --- reads of one key in this transaction (per-slot bounds at the head) ---------------
+    def key_payloads(self, scope: str, key: str) -> dict[str, dict[str, Any]]:
+        """``{payload_id: {"value", "quote"}}`` of every item of (scope, key)."""
+        rows = self._x("SELECT p.payload_id, p.value, p.quote FROM items i JOIN payloads p ON "
+                       "p.memory_id = i.memory_id AND p.payload_id = i.payload_id WHERE "
+                       "i.memory_id=? AND i.scope=? AND i.key=?",
+                       (self.memory_id, scope, key)).fetchall()
+        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"]}
+                for r in rows}
+
+    def key_provenance(self, scope: str, key: str) -> dict[str, list[dict[str, Any]]]:
+        """``{item_id: [{seq, source_id, source_role, seen_at}]}`` of the items of (scope,
+        key), each list in seq order (the rows ``Store.provenance`` returns)."""
+        rows = self._x("SELECT p.item_id, p.seq, p.source_id, p.source_role, p.seen_at FROM "
+                       "provenance p JOIN items i ON i.memory_id = p.memory_id AND i.item_id = "
+                       "p.item_id WHERE i.memory_id=? AND i.scope=? AND i.key=? ORDER BY p.seq",
+                       (self.memory_id, scope, key)).fetchall()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            out.setdefault(r["item_id"], []).append(
+                {k: r[k] for k in ("seq", "source_id", "source_role", "seen_at")})
+        return out
+
     # --- erasure -------------------------------------------------------------------------
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
               at: str) -> dict[str, Any]:
