@@ -14,7 +14,8 @@ def test_an_admin_token_creates_configures_and_deletes_its_memory(store):
         api.token("root", "notes", "admin", "admin")
         config = {"description": "notes", "keys": {"pets": {"cardinality": "multi"}}}
         r = api.post("/memories", "root", json={"memory_id": "notes", "config": config})
-        assert r.status_code == 201 and r.json() == {"memory_id": "notes", "config": config}
+        assert r.status_code == 201 and r.json() == {"memory_id": "notes", "config": config,
+                                                        "tenant_id": "default"}
         assert_error(api.post("/memories", "root", json={"memory_id": "notes"}), 409,
                      "already_exists")
         assert api.get("/memories/notes", "root").json()["config"] == config

@@ -33,7 +33,7 @@ def test_authenticate_compares_digests_in_constant_time(store, monkeypatch):
     monkeypatch.setattr(tokens_mod.hmac, "compare_digest",
                         lambda a, b: calls.append((a, b)) or real(a, b))
     assert tokens.authenticate(token) == Principal("m1", Role.READER, "user:alice",
-                                                   info.token_id)
+                                                   info.token_id, "default")  # its tenant
     with pytest.raises(Unauthenticated):
         tokens.authenticate("rmm_ffffffffffffffff_" + "x" * 43)  # unknown id: still compared
     assert len(calls) == 2

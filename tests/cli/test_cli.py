@@ -87,7 +87,8 @@ def m1(cli):
 
 def test_memory_create_list_show_delete(cli):
     assert "Created memory m1" in cli("memory", "create", "m1").stdout
-    assert js(cli("--json", "memory", "create", "m2")) == {"memory": "m2", "created": True}
+    assert js(cli("--json", "memory", "create", "m2")) == {"memory": "m2", "created": True,
+                                                              "tenant": "default"}
     assert cli("memory", "list").stdout.split() == ["m1", "m2"]
     shown = js(cli("--json", "memory", "show", "m1"))
     assert shown["memory"] == "m1" and shown["head_seq"] == 0 and shown["config"] == {}
