@@ -95,7 +95,8 @@ def test_memory_admin_round_trips_config_and_refuses_duplicates(adapter):
         adapter.memory_config("nope")
     rows = adapter.list_memories()
     assert [r["memory_id"] for r in rows] == ["B1", "a", "b-2"]  # bytewise, like SQLite
-    assert rows[1] == {"memory_id": "a", "created_at": T(1), "updated_at": T(3)}
+    assert rows[1] == {"memory_id": "a", "created_at": T(1), "updated_at": T(3),
+                       "tenant_id": "default"}  # every memory has a tenant (issue 16)
 
 
 def _events(n: int):
