@@ -13,9 +13,10 @@ with ``Memory.recall`` (budget :func:`budget_for` tokens, ``limit`` = the larges
 sources map to their ``dia_id``; returned items (facts formed by derive, when it runs) map
 through their provenance source ids. Both are merged by the fused score recall reports.
 
-The baselines see the same turn texts: :class:`~remem.bench.baselines.BM25Baseline` (rank-bm25,
-lower-cased, Porter-stemmed tokens) and :class:`~remem.bench.baselines.DenseBaseline` with the
-same embedder the memory uses (``providers.registry.shared_embedder(None)``).
+The baselines see the same turns, indexed fairly as the peers index them, ``"Speaker: text"``:
+:class:`~remem.bench.baselines.BM25Baseline` (rank-bm25, lower-cased, Porter-stemmed tokens,
+English stop words dropped) and :class:`~remem.bench.baselines.DenseBaseline` with the same
+embedder the memory uses (``providers.registry.shared_embedder(None)``).
 
 Measured besides recall: ingest throughput (observed turns per second, the embedding of each
 turn included), recall latency per system (ms; remem's includes query embedding, search,
