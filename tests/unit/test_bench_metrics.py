@@ -263,27 +263,45 @@ DEV = locate_dev_split()
 
 @pytest.mark.skipif(DEV is None, reason="LoCoMo dev split not found (see test_locomo_data.py)")
 def test_bm25_dev_split_recall():
-    """End to end: loader + BM25 + recall. Values measured on conversations 1-5 (cats 1-4)."""
+    """End to end: loader + BM25 + recall. Values measured on conversations 1-5 (cats 1-4).
+
+    The fair default ("Speaker: text", stop words dropped; issue 18) beats the earlier
+    text-only, stop-words-kept variant by 5-7 points, as the peers' figures said it would."""
     dev = load_locomo(DEV)
+    variants = {"fair": {}, "text only, stop words kept": {"speaker": False, "stop_words": False}}
     got = {}
-    for stem in (True, False):
+    for name, opts in variants.items():
         recs = []
         for conv in dev:
-            b = BM25Baseline(conv.turns, stem=stem)
+            b = BM25Baseline(conv.turns, **opts)
             recs += [
                 RecallRecord(q.category, tuple(b.search(q.question, 10)), frozenset(q.evidence))
                 for q in conv.questions
             ]
         s = aggregate_recall(recs, ks=(5, 10))
         assert s.overall[10].n == 760 and s.skipped == 239
-        got[stem] = {k: (s.overall[k].all, s.overall[k].any) for k in (5, 10)}
+        got[name] = {k: (s.overall[k].all, s.overall[k].any) for k in (5, 10)}
     expected = {
-        True: {5: (0.412, 0.497), 10: (0.492, 0.600)},
-        False: {5: (0.383, 0.455), 10: (0.459, 0.550)},
+        "fair": {5: (0.486, 0.587), 10: (0.562, 0.679)},
+        "text only, stop words kept": {5: (0.412, 0.497), 10: (0.492, 0.600)},
     }
-    for stem, ks in expected.items():
+    for name, ks in expected.items():
         for k, (a, y) in ks.items():
-            assert got[stem][k][0] == pytest.approx(a, abs=0.001)
-            assert got[stem][k][1] == pytest.approx(y, abs=0.001)
-    # the README's reference (conversations 1-10, stemmed): R@10 all 0.517 / any 0.628
-    assert abs(got[True][10][0] - 0.517) < 0.05 and abs(got[True][10][1] - 0.628) < 0.05
+            assert got[name][k][0] == pytest.approx(a, abs=0.001)
+            assert got[name][k][1] == pytest.approx(y, abs=0.001)
+
+
+def test_bm25_indexes_the_speaker_and_drops_stop_words():
+    @dataclass(frozen=True)
+    class S:
+        dia_id: str
+        speaker: str
+        text: str
+
+    turns = [S("D1:1", "Ann", "I went to the lake"), S("D1:2", "Bob", "I went to the lake too"),
+             S("D1:3", "Bob", "what is it that you do")]
+    assert BM25Baseline(turns).search("Where did Ann go, the lake?", 3)[0] == "D1:1"
+    # a query of stop words only matches nothing once they are dropped
+    assert BM25Baseline(turns).search("what is it that", 3) == []
+    assert BM25Baseline(turns, stop_words=False).search("what is it that", 3)[0] == "D1:3"
+    assert tokenize("What is the lake", stop_words=True) == ["lake"]

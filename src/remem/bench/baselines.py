@@ -3,23 +3,30 @@
 Both index the turns of *one* conversation (a question is asked of the memory built from its own
 conversation) and return dia_ids, best first.
 
+Fair to the peers (issue 18): both index each turn as ``"Speaker: text"`` (:func:`turn_document`),
+as mem0, engram and most published LoCoMo runs do, since almost every question names a speaker;
+BM25 drops English stop words (:data:`STOP_WORDS`, the classic NLTK list) from documents and
+queries. ``speaker=False`` / ``stop_words=False`` give the earlier, weaker variants.
+
 Tokenisation (``tokenize``): lower-case, ``\\w+`` runs, then, by default, the Porter (1980)
-stemmer implemented here (``porter_stem``; no extra dependency). The README's reference numbers
-were measured with "lower-cased, stemmed tokens", so ``stem=True`` is the default; ``stem=False``
-gives the unstemmed variant for comparison. No stop-word list is applied.
+stemmer of :mod:`remem.domain.stemming` (``porter_stem``, re-exported here). ``stem=False`` gives the
+unstemmed variant for comparison.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
 
+from remem.domain.stemming import porter_stem
+
 __all__ = [
+    "STOP_WORDS",
     "porter_stem",
+    "turn_document",
     "tokenize",
     "BM25Baseline",
     "DenseBaseline",
@@ -31,179 +38,36 @@ class _TurnLike(Protocol):
     text: str
 
 
-# --------------------------------------------------------------------------- Porter stemmer
-#
-# M. F. Porter, "An algorithm for suffix stripping", Program 14(3), 1980, as published (step 2
-# uses "abli" -> "able"; none of the later "bli"/"logi" departures of the C reference). Words of
-# one or two letters are left alone.
-
-_VOWELS = frozenset("aeiou")
-
-
-def _is_cons(w: str, i: int) -> bool:
-    ch = w[i]
-    if ch in _VOWELS:
-        return False
-    if ch == "y":
-        return i == 0 or not _is_cons(w, i - 1)
-    return True
-
-
-def _measure(stem: str) -> int:
-    """m in [C](VC)^m[V]."""
-    m = 0
-    i, n = 0, len(stem)
-    while i < n and _is_cons(stem, i):
-        i += 1
-    while i < n:
-        while i < n and not _is_cons(stem, i):
-            i += 1
-        if i >= n:
-            break
-        while i < n and _is_cons(stem, i):
-            i += 1
-        m += 1
-    return m
-
-
-def _has_vowel(stem: str) -> bool:
-    return any(not _is_cons(stem, i) for i in range(len(stem)))
-
-
-def _ends_double_cons(w: str) -> bool:
-    return len(w) >= 2 and w[-1] == w[-2] and _is_cons(w, len(w) - 1)
-
-
-def _ends_cvc(w: str) -> bool:
-    """*o: ends consonant-vowel-consonant, the last not w, x or y."""
-    if len(w) < 3:
-        return False
-    return (
-        _is_cons(w, len(w) - 3)
-        and not _is_cons(w, len(w) - 2)
-        and _is_cons(w, len(w) - 1)
-        and w[-1] not in "wxy"
-    )
-
-
-_STEP2 = (
-    ("ational", "ate"),
-    ("tional", "tion"),
-    ("enci", "ence"),
-    ("anci", "ance"),
-    ("izer", "ize"),
-    ("abli", "able"),
-    ("alli", "al"),
-    ("entli", "ent"),
-    ("eli", "e"),
-    ("ousli", "ous"),
-    ("ization", "ize"),
-    ("ation", "ate"),
-    ("ator", "ate"),
-    ("alism", "al"),
-    ("iveness", "ive"),
-    ("fulness", "ful"),
-    ("ousness", "ous"),
-    ("aliti", "al"),
-    ("iviti", "ive"),
-    ("biliti", "ble"),
+STOP_WORDS = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which who
+    whom this that these those am is are was were be been being have has had having do does did
+    doing a an the and but if or because as until while of at by for with about against between
+    into through during before after above below to from up down in out on off over under again
+    further then once here there when where why how all any both each few more most other some
+    such no nor not only own same so than too very s t can will just don should now d ll m o re
+    ve y""".split()
 )
-_STEP3 = (
-    ("icate", "ic"),
-    ("ative", ""),
-    ("alize", "al"),
-    ("iciti", "ic"),
-    ("ical", "ic"),
-    ("ful", ""),
-    ("ness", ""),
-)
-_STEP4 = (
-    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
-    "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize",
-)  # fmt: skip
+"""English stop words (the NLTK ``stopwords.words("english")`` list without its
+contractions), dropped by BM25 from documents and queries."""
 
 
-def _longest(word: str, suffixes: Sequence[str]) -> str | None:
-    best = None
-    for s in suffixes:
-        if word.endswith(s) and (best is None or len(s) > len(best)):
-            best = s
-    return best
-
-
-def _replace_if_m(word: str, rules: Sequence[tuple[str, str]], min_m: int) -> str:
-    """Longest matching suffix only; replaced when the remaining stem has m > min_m - 1."""
-    table = dict(rules)
-    suf = _longest(word, list(table))
-    if suf is None:
-        return word
-    stem = word[: -len(suf)]
-    return stem + table[suf] if _measure(stem) >= min_m else word
-
-
-@lru_cache(maxsize=200_000)
-def porter_stem(word: str) -> str:
-    """Porter-stem one lower-case word."""
-    w = word
-    if len(w) <= 2:
-        return w
-    # Step 1a
-    if w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("ies"):
-        w = w[:-2]
-    elif w.endswith("ss"):
-        pass
-    elif w.endswith("s"):
-        w = w[:-1]
-    # Step 1b
-    step1b_extra = False
-    if w.endswith("eed"):
-        if _measure(w[:-3]) > 0:
-            w = w[:-1]
-    elif w.endswith("ed") and _has_vowel(w[:-2]):
-        w = w[:-2]
-        step1b_extra = True
-    elif w.endswith("ing") and _has_vowel(w[:-3]):
-        w = w[:-3]
-        step1b_extra = True
-    if step1b_extra:
-        if w.endswith(("at", "bl", "iz")):
-            w += "e"
-        elif _ends_double_cons(w) and w[-1] not in "lsz":
-            w = w[:-1]
-        elif _measure(w) == 1 and _ends_cvc(w):
-            w += "e"
-    # Step 1c
-    if w.endswith("y") and _has_vowel(w[:-1]):
-        w = w[:-1] + "i"
-    # Step 2, 3
-    w = _replace_if_m(w, _STEP2, 1)
-    w = _replace_if_m(w, _STEP3, 1)
-    # Step 4
-    suf = _longest(w, _STEP4)
-    if suf is not None:
-        stem = w[: -len(suf)]
-        if _measure(stem) > 1 and (suf != "ion" or stem.endswith(("s", "t"))):
-            w = stem
-    # Step 5a
-    if w.endswith("e"):
-        stem = w[:-1]
-        m = _measure(stem)
-        if m > 1 or (m == 1 and not _ends_cvc(stem)):
-            w = stem
-    # Step 5b
-    if _measure(w) > 1 and _ends_double_cons(w) and w.endswith("l"):
-        w = w[:-1]
-    return w
+def turn_document(turn: _TurnLike, *, speaker: bool = True) -> str:
+    """The text a baseline indexes for a turn: ``"Speaker: text"`` when the turn has a speaker
+    and ``speaker`` is set, else the text alone."""
+    name = getattr(turn, "speaker", None)
+    return f"{name}: {turn.text}" if speaker and name else turn.text
 
 
 _TOKEN_RE = re.compile(r"\w+")
 
 
-def tokenize(text: str, *, stem: bool = True) -> list[str]:
-    """Lower-cased ``\\w+`` tokens, Porter-stemmed when ``stem``."""
+def tokenize(text: str, *, stem: bool = True, stop_words: bool = False) -> list[str]:
+    """Lower-cased ``\\w+`` tokens without :data:`STOP_WORDS` when ``stop_words``,
+    Porter-stemmed when ``stem``."""
     toks = _TOKEN_RE.findall(text.lower())
+    if stop_words:
+        toks = [t for t in toks if t not in STOP_WORDS]
     return [porter_stem(t) for t in toks] if stem else toks
 
 
@@ -213,27 +77,30 @@ def tokenize(text: str, *, stem: bool = True) -> list[str]:
 class BM25Baseline:
     """``rank_bm25.BM25Okapi`` (default k1=1.5, b=0.75) over the turns' tokens.
 
-    ``search`` returns up to k dia_ids by descending score, ties broken by turn order; turns that
+    Each turn is indexed as :func:`turn_document` (``speaker``); stop words are dropped from
+    turns and queries when ``stop_words``. ``search`` returns up to k dia_ids by descending score, ties broken by turn order; turns that
     share no token with the query (score 0) are never returned.
     """
 
-    def __init__(self, turns: Sequence[_TurnLike], *, stem: bool = True) -> None:
+    def __init__(self, turns: Sequence[_TurnLike], *, stem: bool = True, speaker: bool = True,
+                 stop_words: bool = True) -> None:
         try:
             from rank_bm25 import BM25Okapi
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "BM25Baseline needs rank-bm25: pip install 'remem[bench]'"
             ) from exc
-        self.stem = stem
+        self.stem, self.stop_words = stem, stop_words
         self.dia_ids: list[str] = [t.dia_id for t in turns]
-        corpus = [tokenize(t.text, stem=stem) for t in turns]
+        corpus = [tokenize(turn_document(t, speaker=speaker), stem=stem, stop_words=stop_words)
+                  for t in turns]
         # BM25Okapi divides by the corpus size and the average length: guard the degenerate cases.
         self._bm25 = BM25Okapi(corpus) if corpus and any(corpus) else None
 
     def scores(self, query: str) -> np.ndarray:
         if self._bm25 is None:
             return np.zeros(len(self.dia_ids))
-        q = tokenize(query, stem=self.stem)
+        q = tokenize(query, stem=self.stem, stop_words=self.stop_words)
         return np.asarray(self._bm25.get_scores(q), dtype=float)
 
     def search(self, query: str, k: int) -> list[str]:
@@ -253,7 +120,8 @@ def _l2_normalise(m: np.ndarray) -> np.ndarray:
 
 
 class DenseBaseline:
-    """Exact cosine search: every turn text embedded once, vectors L2-normalised.
+    """Exact cosine search: every turn's :func:`turn_document` (``speaker``) embedded once,
+    vectors L2-normalised.
 
     ``embed`` maps a list of texts to an array of shape (len(texts), dim). Texts are embedded in
     batches of ``batch_size``. A zero vector (turn or query) scores 0 against everything. Ties are
@@ -266,12 +134,13 @@ class DenseBaseline:
         embed: Callable[[list[str]], np.ndarray],
         *,
         batch_size: int = 64,
+        speaker: bool = True,
     ) -> None:
         if batch_size <= 0:
             raise ValueError("batch_size must be positive")
         self._embed = embed
         self.dia_ids: list[str] = [t.dia_id for t in turns]
-        texts = [t.text for t in turns]
+        texts = [turn_document(t, speaker=speaker) for t in turns]
         chunks = [
             self._embed_checked(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)
         ]

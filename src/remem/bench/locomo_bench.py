@@ -13,14 +13,66 @@ with ``Memory.recall`` (budget :func:`budget_for` tokens, ``limit`` = the larges
 sources map to their ``dia_id``; returned items (facts formed by derive, when it runs) map
 through their provenance source ids. Both are merged by the fused score recall reports.
 
-The baselines see the same turn texts: :class:`~remem.bench.baselines.BM25Baseline` (rank-bm25,
-lower-cased, Porter-stemmed tokens) and :class:`~remem.bench.baselines.DenseBaseline` with the
-same embedder the memory uses (``providers.registry.shared_embedder(None)``).
+The baselines see the same turns, indexed fairly as the peers index them, ``"Speaker: text"``:
+:class:`~remem.bench.baselines.BM25Baseline` (rank-bm25, lower-cased, Porter-stemmed tokens,
+English stop words dropped) and :class:`~remem.bench.baselines.DenseBaseline` with the same
+embedder the memory uses (``providers.registry.shared_embedder(None)``).
 
 Measured besides recall: ingest throughput (observed turns per second, the embedding of each
 turn included), recall latency per system (ms; remem's includes query embedding, search,
 fusion and budgeted rendering), the process's peak RSS and how many remem results were
 truncated by the budget. Nothing here reads answers, observations or summaries.
+
+Levers measured for multi-session questions (issue 18), one at a time on conversations 1-2
+(231 questions). Overall cells are R@5 and R@10 "all"/"any"; category cells are "all" at
+R@5/R@10. Every top 10 held at most 10 distinct turns. Each row changes one thing against the
+row in brackets (C is what was adopted):
+
+=========================== =========== =========== =========== =========== =========== ===========
+lever [compared with]       R@5         R@10        multi-hop   temporal    open-domain single-hop
+=========================== =========== =========== =========== =========== =========== ===========
+main (5fef780)              0.589/0.684 0.706/0.784 0.047/0.233 0.905/0.952 0.364/0.545 0.640/0.763
+A speaker prefix [main]     0.580/0.688 0.706/0.801 0.047/0.209 0.889/0.937 0.364/0.455 0.632/0.789
+B stems, q word+stem [main] 0.580/0.688 0.706/0.801 0.093/0.233 0.873/0.937 0.273/0.455 0.632/0.781
+**C stems, q stem** [main]  0.606/0.714 0.719/0.814 0.140/0.256 0.889/0.968 0.273/0.455 0.658/0.781
+D previous turn ctx [main]  0.580/0.662 0.688/0.784 0.047/0.116 0.841/0.873 0.364/0.364 0.658/0.833
+A speaker prefix [C]        0.602/0.714 0.706/0.801 0.140/0.233 0.873/0.952 0.273/0.455 0.658/0.772
+E fetch 50 -> 100 [C]       0.593/0.701 0.719/0.818 0.140/0.233 0.889/0.968 0.273/0.455 0.632/0.789
+F other speaker 0.2 [C]     0.602/0.701 0.706/0.805 0.163/0.256 0.905/0.937 0.273/0.455 0.632/0.772
+F other speaker 0.05 [C]    0.593/0.693 0.688/0.792 0.163/0.256 0.905/0.937 0.273/0.455 0.614/0.737
+G diversity x0.85 [C]       0.589/0.701 0.654/0.762 0.163/0.186 0.905/0.921 0.273/0.364 0.605/0.711
+G diversity x0.7 [C]        0.550/0.662 0.615/0.723 0.116/0.186 0.873/0.905 0.182/0.273 0.570/0.649
+H neighbours .3/.2 [C]      0.606/0.714 0.719/0.814 0.140/0.256 0.889/0.968 0.273/0.455 0.658/0.781
+H neighbours .5/.3 [C]      0.606/0.714 0.714/0.810 0.140/0.256 0.889/0.968 0.273/0.455 0.658/0.772
+H neighbours .8/.5 [C]      0.593/0.693 0.706/0.810 0.140/0.233 0.857/0.968 0.273/0.364 0.649/0.772
+I full text x1.5 [C]        0.610/0.710 0.693/0.784 0.163/0.256 0.905/0.952 0.273/0.364 0.649/0.746
+I vector x1.5 [C]           0.589/0.684 0.719/0.818 0.116/0.233 0.873/0.968 0.364/0.545 0.632/0.781
+=========================== =========== =========== =========== =========== =========== ===========
+
+A: sources indexed (full text and vector) as "<actor>: <text>". B, C: Porter stems in the full
+text index, the query asking for word and stem (B) or the stem alone (C). D: each turn embedded
+after the previous turn of its run. E: candidates per channel. F: share of its score a turn keeps
+when the question names the other speaker (0.5 today). G: a source's score times the factor for
+each better source of the same run within 12 turns. H: the turns right after / before the top 10
+sources join as candidates with that share of its score. I: fixed channel weights in RRF.
+
+Adopted: stems (:mod:`remem.domain.textindex`). Not adopted, and why:
+
+- *speaker-prefixed indexing*: recall already searches a question that names a speaker
+  without the name and ranks that speaker's turns first (``domain.recall``); the prefix adds
+  nothing to that and costs a point with stems.
+- *the previous turn as embedding context*: single-hop gains 7 points at R@10 (an answer turn
+  is understood with its question), but multi-hop and temporal lose 12 and 8: every turn's
+  vector drifts toward its neighbour's topic. It would also keep a forgotten turn's meaning
+  alive in its neighbour's vector, which erasure would have to chase.
+- *diversity across sessions*: the top 10 already spans 6.4 sessions on average for
+  multi-hop questions (2.2 hold evidence); pushing further replaces evidence with noise.
+- *neighbouring turns added as candidates*, *wider candidate lists*, *a stricter weight for
+  the other speaker* (96% of evidence is said by the person the question names, yet the
+  weight already suffices) and *fixed channel weights* (equal weights are the best of those
+  tried, so agreement weighting has little to gain over RRF): no gain.
+- Not tried for lack of time: query decomposition, temporal anchoring (temporal is already
+  0.89-0.97), entity linking across sessions, engine-made session digests.
 """
 
 from __future__ import annotations
