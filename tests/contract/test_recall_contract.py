@@ -69,7 +69,7 @@ def test_observed_sources_come_back_labelled_and_chain_per_run(remem_store):
                     derive=False)
     again = mem.observe(ALICE, "I moved to Lisbon last spring", source_id="turn-1", run_id="r1",
                         derive=False)
-    assert (a.sequence, b.sequence) == (1, 2) and again.replayed
+    assert (a.sequence, b.sequence) == (0, 1) and again.replayed  # schema LogEntry: from 0
     assert again.entry_hash == a.entry_hash
     r = mem.recall(ALICE, "Lisbon", budget_tokens=2000)
     assert [(s.id, s.label) for s in r.sources][:1] == [("turn-1", "source")]
