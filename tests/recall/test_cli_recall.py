@@ -36,7 +36,7 @@ def cli(tmp_path):
 def test_observe_recall_context_and_profile(cli) -> None:
     out = json.loads(cli("--json", "observe", "user:alice", "東京に引っ越しました 🗼",
                          "--source-id", "t1", "--run-id", "chat"))
-    assert (out["source_id"], out["sequence"], out["phase"]) == ("t1", 1, "available")
+    assert (out["source_id"], out["sequence"], out["phase"]) == ("t1", 0, "available")
     again = json.loads(cli("--json", "observe", "user:alice", "-", "--source-id", "t1",
                            "--run-id", "chat", input="東京に引っ越しました 🗼"))
     assert again["replayed"]

@@ -315,8 +315,7 @@ def log_entry_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
         Row fields: source_id, tenant_id, scope, run_id, sequence, kind, role, actor,
         occurred_at, payload (canonical JSON text or None), text (``payload_text``),
         content_hash, caused_by, prev_hash, entry_hash, digest (``""``: unknown), salt
-        (None),
-        log_format.
+        (None), log_format (3).
 
     Raises:
         InvalidInput: a field the schema requires is missing or of the wrong type, an unknown
