@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -152,16 +154,15 @@ class SourceService:
         """
         run_id = run_id or DEFAULT_RUN
         validate_observation(scope, text, role, kind, run_id, source_id, actor)
-        at_given = to_iso(occurred_at) if occurred_at is not None else None
         sid = _source_id(source_id, idempotency_key)
-        want = {"scope": scope, "kind": kind, "role": role, "run_id": run_id, "actor": actor,
-                "occurred_at": at_given, "metadata": dump_metadata(metadata)}
+        want = _want(SourceEntry(scope, text, role, actor, run_id=run_id,
+                                 occurred_at=occurred_at, kind=kind, metadata=metadata))
         index = self.embedding.index
         with index.read(self.ctx.id) as snap:
             sid, found = _own_source(snap, sid, scope)
             if found is not None:
                 return _replay(found, want, text, snap.source_event_seq(sid))
-        vec = self.embedding.embed([text])[0]
+        vec = self.embedding.embed([source_document(text)])[0]
         now = to_iso(self.ctx.clock.now())
         with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             w = index.writer(uow)
@@ -169,24 +170,144 @@ class SourceService:
             if found is not None:
                 return _replay(found, want, text,
                                index.in_transaction(uow).source_event_seq(sid))
-            sequence, prev = w.run_head(run_id)
-            salt = os.urandom(16)
-            row = {"source_id": sid, "run_id": run_id, "sequence": sequence + 1, "scope": scope,
-                   "kind": kind, "role": role, "actor": actor,
-                   "occurred_at": at_given or now, "recorded_at": now,
-                   "digest": text_digest(salt, text), "salt": salt, "text": text,
-                   "prev_hash": prev, "metadata": dump_metadata(metadata),
-                   # the speaker's own UTC offset: relative dates resolve in their zone
-                   "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
-                                     if occurred_at is not None else None)}
-            row["entry_hash"] = entry_hash(prev, {**row, "memory": self.ctx.id})
-            w.insert_source(row)
-            doc = source_doc_id(sid)
-            w.index_text(doc, "source", scope, text)
-            self.embedding.store_vectors(w, [(doc, "source", scope, content_hash(text), vec)])
-            head, _ = uow.head()
-            stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
-                "source_id": sid, "run_id": run_id, "scope": scope,
-                "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
-                actor=recorded_by or actor or role, at=now, expected_seq=head)
-        return _receipt(row, stored[0]["seq"], replayed=False)
+            row = _chain_row(self.ctx.id, sid, scope, text, want, occurred_at, now,
+                             w.run_head(run_id))
+            seq = self._record(uow, w, row, vec, recorded_by or actor or role, now)
+        return _receipt(row, seq, replayed=False)
+
+    def _record(self, uow: Any, w: Any, row: dict[str, Any], vec: Any, actor: str,
+                now: str) -> int:
+        """Inserts a chained source row, indexes it and appends its ``source.recorded``
+        event; returns the event's ledger seq. Runs inside the caller's transaction."""
+        w.insert_source(row)
+        if vec is not None:
+            index_sources(self.embedding, w, [(row, vec)])
+        head, _ = uow.head()
+        stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
+            "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
+            "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
+            actor=actor, at=now, expected_seq=head)
+        return stored[0]["seq"]
+
+    def observe_many(self, entries: Sequence[SourceEntry], *,
+                     then: Callable[[Any, list[SourceReceipt]], None] | None = None
+                     ) -> list[SourceReceipt]:
+        """Records several sources with one embedding call and in one transaction.
+
+        Each entry is validated as ``observe`` validates it, all before anything is written;
+        each source is chained with the same per-entry functions as ``observe`` (run head,
+        ``entry_hash``, one ``source.recorded`` event each), so the ledger and chains are the
+        ones ``observe`` called in order would have written. ``then(uow, receipts)`` runs in
+        the same transaction (the caller's receipts and jobs).
+
+        Raises:
+            InvalidInput: an entry is invalid (nothing recorded); its index is in the details.
+            IdempotencyConflict: an entry's source id was recorded with different content.
+        """
+        wants = []
+        for i, e in enumerate(entries):
+            try:
+                validate_observation(e.scope, e.text, e.role, e.kind, e.run_id or DEFAULT_RUN,
+                                     e.source_id, e.actor)
+                wants.append(_want(e))
+            except InvalidInput as exc:
+                exc.details["index"] = i
+                raise
+        index = self.embedding.index
+        with index.read(self.ctx.id) as snap:
+            known = [_own_source(snap, _source_id(e.source_id, e.idempotency_key), e.scope)
+                     for e in entries]
+            for (_sid, found), e, want in zip(known, entries, wants, strict=True):
+                if found is not None:
+                    _replay(found, want, e.text, None)  # raises on a conflict
+        fresh = [i for i, (_s, found) in enumerate(known) if found is None]
+        vecs = self.embedding.embed([source_document(entries[i].text) for i in fresh])
+        vec_of = dict(zip(fresh, vecs, strict=True))
+        now = to_iso(self.ctx.clock.now())
+        out: list[SourceReceipt] = []
+        with self.ctx.store.unit_of_work(self.ctx.id) as uow:
+            w = index.writer(uow)
+            snap_tx = index.in_transaction(uow)
+            heads: dict[str, tuple[int, str]] = {}
+            indexed: list[tuple[dict[str, Any], Any]] = []
+            for i, (e, want) in enumerate(zip(entries, wants, strict=True)):
+                sid, found = _own_source(w, _source_id(e.source_id, e.idempotency_key),
+                                         e.scope)
+                if found is not None:  # recorded before, or earlier in this batch
+                    out.append(_replay(found, want, e.text, snap_tx.source_event_seq(sid)))
+                    continue
+                if i not in vec_of:  # erased since the check: embed it now
+                    vec_of[i] = self.embedding.embed([source_document(e.text)])[0]
+                run = e.run_id or DEFAULT_RUN
+                row = _chain_row(self.ctx.id, sid, e.scope, e.text, want, e.occurred_at, now,
+                                 heads.get(run) or w.run_head(run))
+                heads[run] = (row["sequence"], row["entry_hash"])
+                seq = self._record(uow, w, row, None, e.recorded_by or e.actor or e.role, now)
+                indexed.append((row, vec_of[i]))
+                out.append(_receipt(row, seq, replayed=False))
+            index_sources(self.embedding, w, indexed)
+            if then is not None:
+                then(uow, out)
+        return out
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One source to record (``observe``'s arguments; see ``SourceService.observe_many``)."""
+
+    scope: str
+    text: str
+    role: str = "user"
+    actor: str | None = None
+    source_id: str | None = None
+    run_id: str | None = None
+    occurred_at: datetime | None = None
+    kind: str = "user-message"
+    idempotency_key: str | None = None
+    recorded_by: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def _want(e: SourceEntry) -> dict[str, Any]:
+    """The fields a replay of ``e`` must match (see ``_same``)."""
+    return {"scope": e.scope, "kind": e.kind, "role": e.role, "run_id": e.run_id or DEFAULT_RUN,
+            "actor": e.actor,
+            "occurred_at": to_iso(e.occurred_at) if e.occurred_at is not None else None,
+            "metadata": dump_metadata(e.metadata)}
+
+
+def _chain_row(memory_id: str, sid: str, scope: str, text: str, want: dict[str, Any],
+               occurred_at: datetime | None, now: str, head: tuple[int, str]
+               ) -> dict[str, Any]:
+    """The source row chained after ``head`` (the run's last sequence and entry hash)."""
+    sequence, prev = head
+    salt = os.urandom(16)
+    row = {"source_id": sid, "run_id": want["run_id"], "sequence": sequence + 1,
+           "scope": scope, "kind": want["kind"], "role": want["role"], "actor": want["actor"],
+           "occurred_at": want["occurred_at"] or now, "recorded_at": now,
+           "digest": text_digest(salt, text), "salt": salt, "text": text,
+           "prev_hash": prev, "metadata": want["metadata"],
+           # the speaker's own UTC offset: relative dates resolve in their zone
+           "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
+                             if occurred_at is not None else None)}
+    row["entry_hash"] = entry_hash(prev, {**row, "memory": memory_id})
+    return row
+
+
+def source_document(text: str) -> str:
+    """The text a source is indexed and embedded under: the one place that decides it (full
+    text and vector of a source both come from this)."""
+    return text
+
+
+def index_sources(embedding: Any, w: Any, rows: Sequence[tuple[dict[str, Any], Any]]
+                  ) -> None:
+    """Indexes recorded sources: each one's full-text row and vector (``(row, vec)`` pairs;
+    each vector was computed from ``source_document`` before the transaction opened)."""
+    vectors = []
+    for row, vec in rows:
+        text = source_document(row["text"])
+        doc = source_doc_id(row["source_id"])
+        w.index_text(doc, "source", row["scope"], text)
+        vectors.append((doc, "source", row["scope"], content_hash(text), vec))
+    embedding.store_vectors(w, vectors)
