@@ -94,6 +94,11 @@ def register(app: typer.Typer) -> None:
         single_sample: Annotated[int, typer.Option(
             help="The last items, written one remember at a time after the batches.")] = 1000,
         batch_size: Annotated[int, typer.Option(help="Items per batch.")] = 512,
+        text_pool: Annotated[int, typer.Option(
+            help="Distinct topic phrases the items draw from (each embedded once); 0: every "
+                 "phrase distinct, one embedding per item.")] = 20_000,
+        serve: Annotated[bool, typer.Option(
+            help="Also measure the peak RSS of a real `remem serve` on each size.")] = False,
     ) -> None:
         """Write throughput, recall p50/p95, size on disk and RSS per size; a PNG of growth.
 
@@ -107,7 +112,8 @@ def register(app: typer.Typer) -> None:
                                                                 "postgres://")) else None
             doc = run_scale(sizes, db=db, out_dir=out, scopes=scopes, queries=queries,
                             budget_tokens=budget_tokens, single_sample=single_sample,
-                            batch_size=batch_size, verbose=not STATE.json)
+                            batch_size=batch_size, verbose=not STATE.json,
+                            pool=text_pool or None, serve=serve)
             if STATE.json:
                 emit(doc)
                 return
