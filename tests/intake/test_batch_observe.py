@@ -174,3 +174,24 @@ def test_batched_capture_resent_duplicates_nothing(store):
     runs = [r for r in mem.runs(10) if r["kind"] == "derive"]
     assert len(runs) == 3
     assert all(r["stats"]["capture"]["span"]["last_event_id"] == "m2" for r in runs)
+
+
+def test_derive_of_a_batch_embeds_its_claims_in_one_call(store, monkeypatch):
+    mem = store.create_memory("m1")
+    mem.observe(SCOPE, "warm up", source_id="w")
+    calls: list[int] = []
+    real = mem.ctx.embedding.embed
+
+    def counting(texts, **kw):
+        calls.append(len(texts))
+        return real(texts, **kw)
+
+    monkeypatch.setattr(mem.ctx.embedding, "embed", counting)
+    rs = mem.observe_many(SCOPE, turns("I like green tea.", "I like sailing.",
+                                       "I like old maps.", "We met at noon."))
+    assert calls == [4, 3]  # the turns, then the three claims: one call each
+    assert sorted(i.value for i in mem.items(scope=SCOPE).items) == [
+        "green tea", "old maps", "sailing"]
+    assert [mem.receipt(r.receipt_id).disposition for r in rs] == [
+        "formed", "formed", "formed", "evidence_only"]
+    assert mem.ctx.intake.extracted == {}

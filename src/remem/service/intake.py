@@ -183,6 +183,8 @@ class Intake:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.store = ctx.store
+        #: (source id, digest) -> claims extracted ahead of their derive job (batched intake)
+        self.extracted: dict[tuple[str, str], Any] = {}
 
     def observe(self, scope: str, text: str, *, role: str = "user", actor: str | None = None,
                 source_id: str | None = None, run_id: str | None = None,
@@ -323,6 +325,10 @@ class Intake:
                 self.complete(row["receipt_id"], row["source_id"],
                               "skipped" if row["_src"].redacted else "evidence_only")
         if derive and rows and self.ctx.derive_mode == "inline":
+            from remem.service.jobs.derive import prime_derive
+
+            prime_derive(self.ctx.owner.memory(self.ctx.id),
+                         [r["source_id"] for r in rows.values() if not r["_src"].redacted])
             self.ctx.run_jobs()
         return [self._batch_receipt(i, keyed[i][0], rows, earlier)
                 for i in range(len(entries))]
