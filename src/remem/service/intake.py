@@ -296,13 +296,15 @@ class Intake:
                 fresh.append(i)
         now = to_iso(self.ctx.clock.now())
         rows: dict[int, dict[str, Any]] = {}
+        replayed: dict[int, dict[str, Any]] = {}
 
         def record(uow: Any, srcs: list[Any]) -> None:
             for i, src in zip(fresh, srcs, strict=True):
                 key = keyed[i][0] or f"source:{src.run_id}:{src.source_id}"
                 found = self.store.receipt_by_key(self.ctx.id, key, conn=uow.conn)
-                if found is not None:  # recorded meanwhile, or earlier in this batch
+                if found is not None:  # recorded meanwhile (another writer)
                     self._replay(found, keyed[i][1], key)
+                    replayed[i] = found
                     continue
                 row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
                        "intent": "observe", "idem_key": key, "digest": keyed[i][1],
@@ -330,11 +332,14 @@ class Intake:
             prime_derive(self.ctx.owner.memory(self.ctx.id),
                          [r["source_id"] for r in rows.values() if not r["_src"].redacted])
             self.ctx.run_jobs()
-        return [self._batch_receipt(i, keyed[i][0], rows, earlier)
+        return [self._with_source(replayed[i], replayed=True) if i in replayed
+                else self._batch_receipt(i, keyed[i][0], rows, earlier)
                 for i in range(len(entries))]
 
     def _batch_receipt(self, i: int, key: str | None, rows: dict[int, dict[str, Any]],
                        earlier: dict[str, dict[str, Any]]) -> Receipt:
+        """Entry ``i``'s receipt: written now, or the original one it replays (found before
+        the batch, or written earlier in it under the same key)."""
         from dataclasses import replace
 
         if i in rows:
@@ -343,10 +348,7 @@ class Intake:
         found = earlier.get(key) if key is not None else None
         if found is None and key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
-        if found is None:  # a keyless duplicate of a source: its receipt by source id
-            raise IdempotencyConflict(
-                f"Entry {i} repeats a source of this batch under another key; send it once.",
-                index=i)
+        assert found is not None, "every entry has a receipt: written, or the one it replays"
         return self._with_source(found, replayed=True)
 
     def _conflict(self, key: str) -> None:
