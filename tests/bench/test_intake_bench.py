@@ -74,3 +74,27 @@ def test_a_pooled_bulk_load_writes_what_one_remember_per_item_writes(tmp_path: P
         assert store.verify()["ok"]
     finally:
         store.close()
+
+
+def test_the_ann_pass_compares_hnsw_with_exact_search_on_postgresql(monkeypatch) -> None:
+    from remem.bench.scale_bench import _ann_pass
+    from remem.stores.postgres import search as pg_search
+    from remem.testing.pgdb import drop_database, fresh_database, shared_server
+
+    server = shared_server()
+    url = fresh_database(server)
+    store = remem.open(url)
+    try:
+        mem = store.create_memory("ann")
+        plan = plan_claims(240, scopes=3)
+        mem.remember_many([{"scope": s, "key": k, "value": v, "kind": kd}
+                           for s, k, v, kd in plan])
+        monkeypatch.setattr(pg_search, "EXACT_MAX_ROWS", 60)  # the scope set is above it
+        out = _ann_pass(mem, ["hiking near quiet lakes", "old violins in Kyoto",
+                              "reading about castles", "sailing to islands"], scopes=3)
+        assert out["ann"] == "HNSW above 60 rows"
+        assert 0.5 <= out["ann_recall_at_10"] <= 1.0
+        assert pg_search.EXACT_MAX_ROWS == 60  # restored after each exact search
+    finally:
+        store.close()
+        drop_database(server, url)
