@@ -437,6 +437,30 @@ class ObserveIn(_In):
                                  "facts derived from this source (higher is more important).")
 
 
+class TurnIn(_In):
+    """One turn of an ``observe_many`` batch (``observe``'s fields; ``id`` is the source id)."""
+
+    text: str = Field(min_length=1, max_length=16_384, description="The captured input "
+                      "(<= 16,384 UTF-8 bytes).")
+    id: str | None = Field(default=None, max_length=MAX_SOURCE_ID_BYTES)
+    role: str = Field(default="user", max_length=32)
+    actor: str | None = Field(default=None, max_length=256)
+    occurred_at: UtcDatetime | None = None
+    kind: str = Field(default="user-message", max_length=64)
+    idempotency_key: str | None = IdemStr
+    metadata: dict[str, Any] | None = None
+
+
+#: Most turns one HTTP ``observe_many`` request takes (one transaction).
+MAX_HTTP_OBSERVE_MANY = 256
+
+
+class ObserveManyIn(_In):
+    scope: str = ScopeStr
+    turns: list[TurnIn] = Field(min_length=1, max_length=MAX_HTTP_OBSERVE_MANY)
+    run_id: str | None = Field(default=None, max_length=256)
+
+
 class RecallIn(_In):
     scopes: list[str] = Scopes
     query: str = Field(min_length=1, max_length=16_384)
@@ -475,6 +499,10 @@ class ReceiptOut(_Out):
     disposition: str | None = None
     reason: str | None = None
     replayed: bool = False
+
+
+class ObserveManyOut(_Out):
+    receipts: list[ReceiptOut]
 
 
 class RecallOut(_Out):

@@ -75,10 +75,23 @@ Claim = tuple[str, str, str, str]  # (scope, key, value, kind)
 Log = Callable[[str], None]
 
 
-def plan_claims(n: int, scopes: int, seed: int = 7) -> list[Claim]:
-    """``n`` distinct synthetic claims: 20 agent rules, 3 restated values of each single key per
-    user scope, the rest multi-valued topic phrases in random user scopes."""
+def text_pool(size: int, seed: int = 3) -> list[tuple[str, str]]:
+    """``size`` distinct (topic, phrase) pairs: the texts a bulk load embeds, once each."""
     rng = random.Random(seed)
+    pool: dict[tuple[str, str], None] = {}
+    while len(pool) < size:
+        pool[(rng.choice(TOPICS), f"{rng.choice(VERBS)} near {rng.choice(ADJS)} "
+                                  f"{rng.choice(NOUNS)} in {rng.choice(PLACES)}")] = None
+    return list(pool)
+
+
+def plan_claims(n: int, scopes: int, seed: int = 7, pool: int | None = None) -> list[Claim]:
+    """``n`` distinct synthetic claims: 20 agent rules, 3 restated values of each single key per
+    user scope, the rest multi-valued topic phrases in random user scopes. With ``pool``, the
+    phrases come from ``text_pool(pool)`` (many users share a liking, as real users do), so a
+    bulk load embeds at most ``pool`` distinct texts whatever ``n`` is."""
+    rng = random.Random(seed)
+    shared = text_pool(pool) if pool else None
     plan: list[Claim] = [("agent:bench", f"rule_{i}", f"when asked about {NOUNS[i]} answer in "
                           f"{rng.choice(['bullets', 'one sentence', 'a table'])}", "rule")
                          for i in range(20)]
@@ -88,8 +101,11 @@ def plan_claims(n: int, scopes: int, seed: int = 7) -> list[Claim]:
     seen: set[tuple[str, str, str]] = set()
     while len(plan) < n:
         scope, topic = f"user:u{rng.randrange(scopes)}", rng.choice(TOPICS)
-        value = (f"{rng.choice(VERBS)} near {rng.choice(ADJS)} {rng.choice(NOUNS)} in "
-                 f"{rng.choice(PLACES)}")
+        if shared is not None:
+            topic, value = shared[rng.randrange(len(shared))]
+        else:
+            value = (f"{rng.choice(VERBS)} near {rng.choice(ADJS)} {rng.choice(NOUNS)} in "
+                     f"{rng.choice(PLACES)}")
         if (scope, topic, value) not in seen:
             seen.add((scope, topic, value))
             plan.append((scope, topic, value, "preference"))
@@ -117,18 +133,60 @@ def _fresh_memory(store: Any, memory_id: str) -> Any:
     return store.create_memory(memory_id, CONFIG)
 
 
+def spread(plan: Sequence[Claim], batch_size: int) -> list[list[Claim]]:
+    """The plan in chunks of ``batch_size`` in which no text repeats (a repeated text would be
+    embedded again inside the write: precomputed vectors are handed over once per chunk).
+    Each claim goes to the first open chunk after the last one holding its text."""
+    from remem.domain.textindex import item_text
+
+    chunks: list[list[Claim]] = []
+    last: dict[str, int] = {}
+    low = 0  # first chunk that is not full
+    for c in plan:
+        t = item_text(c[1], c[2], None)
+        j = max(low, last.get(t, -1) + 1)
+        while j < len(chunks) and len(chunks[j]) >= batch_size:
+            j += 1
+        while j >= len(chunks):
+            chunks.append([])
+        chunks[j].append(c)
+        last[t] = j
+        while low < len(chunks) and len(chunks[low]) >= batch_size:
+            low += 1
+    return chunks
+
+
 def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
-           log: Log | None) -> dict[str, Any]:
+           log: Log | None, pooled: bool = False) -> dict[str, Any]:
     """Writes the plan (batched, then the last ``single_sample`` one at a time); returns the
-    throughput figures."""
+    throughput figures. ``pooled``: the plan's texts repeat (``plan_claims(pool=...)``), so
+    each distinct text is embedded once up front (timed as ``batched_embed_s``) and handed to
+    the writes (``EmbeddingService.preload``); every item still goes through
+    ``remember_many``: decision, ledger, payloads, full text, vector."""
     from remem.domain.textindex import item_text
 
     many = getattr(mem, "remember_many", None)
     rest, single = plan[:len(plan) - single_sample], plan[len(plan) - single_sample:]
     embed_s = write_s = 0.0
-    for start in range(0, len(rest), batch_size):
-        chunk = rest[start:start + batch_size]
+    cpu0 = time.process_time()
+    vectors: dict[str, Any] = {}
+    if pooled:
         t = time.perf_counter()
+        distinct = list(dict.fromkeys(item_text(k, v, None) for _, k, v, _ in rest))
+        for start in range(0, len(distinct), 256):
+            part = distinct[start:start + 256]
+            vectors.update(zip(part, mem.ctx.embedding.embed(part), strict=True))
+        embed_s = time.perf_counter() - t
+        if log:
+            log(f"  embedded {len(distinct)} distinct texts in {embed_s:.0f} s")
+    chunks = spread(rest, batch_size) if pooled else [
+        list(rest[i:i + batch_size]) for i in range(0, len(rest), batch_size)]
+    done = 0
+    for chunk in chunks:
+        t = time.perf_counter()
+        if pooled:
+            texts = [item_text(k, v, None) for _, k, v, _ in chunk]
+            mem.ctx.embedding.preload(texts, [vectors[x] for x in texts])
         if many is not None:
             many([{"scope": s, "key": k, "value": v, "kind": kd} for s, k, v, kd in chunk])
             write_s += time.perf_counter() - t
@@ -139,10 +197,11 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
             for scope, key, value, kind in chunk:
                 mem.remember(scope, key, value, kind=kind)
             write_s += time.perf_counter() - t1
-        done = start + len(chunk)
+        done += len(chunk)
         if log and (done // batch_size) % 20 == 0:
             log(f"  {done}/{len(plan)} items written")
     batched_s = embed_s + write_s
+    batched_cpu_s = time.process_time() - cpu0
     t0 = time.perf_counter()
     for scope, key, value, kind in single:
         mem.remember(scope, key, value, kind=kind)
@@ -152,10 +211,13 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
         "single_items_per_s": round(len(single) / single_s, 1) if single_s else None,
         "batched_items": len(rest),
         "batched_items_per_s": round(len(rest) / batched_s, 1) if batched_s else None,
+        "batched_cpu_s": round(batched_cpu_s, 1),
         "batch_size": batch_size,
-        "batch_api": "remember_many" if many is not None else
-        "none: one embedding call per chunk (prime), one remember transaction per item",
-        "batched_embed_s": round(embed_s, 2) if many is None else None,  # inside the call
+        "batch_api": ("remember_many" if many is not None else
+                      "none: one embedding call per chunk (prime), one remember transaction "
+                      "per item") + (", pooled texts embedded once" if pooled else ""),
+        "distinct_texts": len(vectors) if pooled else None,
+        "batched_embed_s": round(embed_s, 2) if (many is None or pooled) else None,
         "batched_write_s": round(write_s, 2),
         "write_s": round(single_s + batched_s, 2)}
 
@@ -189,26 +251,85 @@ def _recall(url: str, memory_id: str, plan: Sequence[Claim], scopes: int, querie
         first_s = time.perf_counter() - t0  # model + vector index load
         for scope, q, _ in work[:20]:
             mem.recall([scope, "agent:bench"], q, budget_tokens=budget_tokens)
-        lat, hits, truncated = [], 0, 0
+        lat, cpu, hits, truncated = [], [], 0, 0
         for scope, q, value in work[20:]:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             r = mem.recall([scope, "agent:bench"], q, budget_tokens=budget_tokens)
             lat.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
             hits += any(i.value == value for i in r.items)
             truncated += r.truncated
+        ann = _ann_pass(mem, [w[1] for w in work[20:70]], scopes)
     finally:
         store.close()
-    ms = sorted(lat)
+    ms, cms = sorted(lat), sorted(cpu)
     return {"first_recall_s": round(first_s, 3), "p50_ms": round(statistics.median(ms), 2),
             "p95_ms": round(ms[max(0, math.ceil(0.95 * len(ms)) - 1)], 2),
+            "cpu_p50_ms": round(statistics.median(cms), 2),
+            "cpu_p95_ms": round(cms[max(0, math.ceil(0.95 * len(cms)) - 1)], 2), **ann,
             "mean_ms": round(statistics.fmean(ms), 2), "queries": len(ms),
             "hit_rate": round(hits / len(ms), 3), "truncated_rate": round(truncated / len(ms), 3),
             "budget_tokens": budget_tokens}
 
 
+def _ann_pass(mem: Any, queries: Sequence[str], scopes: int, k: int = 10) -> dict[str, Any]:
+    """Recall@k of the vector search the store uses for a scope set above its exact-search
+    limit (every user scope), against exact search over the same rows, on ``queries``."""
+    from remem.stores.postgres import search as pg_search
+
+    if mem.store.backend != "postgres":
+        return {"ann": "none (SQLite searches exactly)", "ann_recall_at_10": None}
+    scope_set = [f"user:u{i}" for i in range(scopes)]
+    vecs = mem.ctx.embedding.embed(list(queries))
+    limit, found, ann_ms = pg_search.EXACT_MAX_ROWS, 0.0, []
+    with mem.ctx.embedding.index.read(mem.id) as snap:
+        for q in vecs:
+            t = time.perf_counter()
+            approx = {d for d, _s, _c in snap.vectors(q, scope_set, k, -1.0)}
+            ann_ms.append((time.perf_counter() - t) * 1000)
+            pg_search.EXACT_MAX_ROWS = 10**12
+            try:
+                exact = {d for d, _s, _c in snap.vectors(q, scope_set, k, -1.0)}
+            finally:
+                pg_search.EXACT_MAX_ROWS = limit
+            found += len(approx & exact) / max(1, len(exact))
+    n = mem.status()["items"]
+    above = sum(n.values()) > limit
+    return {"ann": f"HNSW above {limit} rows" if above else f"exact (<= {limit} rows)",
+            "ann_recall_at_10": round(found / len(vecs), 3) if len(vecs) else None,
+            "ann_p50_ms": round(statistics.median(ann_ms), 2) if ann_ms else None}
+
+
+def _serve_rss(url: str, memory_id: str, queries: Sequence[tuple[str, str]],
+               budget_tokens: int) -> dict[str, Any]:
+    """Peak RSS of a real ``remem serve`` process on the database after it answered
+    ``queries`` (scope, text) over HTTP (the vector index loaded, the model loaded)."""
+    import httpx
+
+    from remem.service.tokens import Tokens
+    from remem.testing.served import Server
+
+    store = remem.open(url)
+    try:
+        token, _ = Tokens(store).create(memory_id, "admin", "admin", label="scale-bench")
+    finally:
+        store.close()
+    with Server(url) as server:
+        head = {"Authorization": f"Bearer {token}"}
+        for scope, q in queries:
+            httpx.post(f"{server.base}/memory/{memory_id}/recall", headers=head, timeout=120,
+                       json={"scopes": [scope, "agent:bench"], "query": q,
+                             "budget_tokens": budget_tokens}).raise_for_status()
+        status = Path(f"/proc/{server.proc.pid}/status").read_text()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return {"serve_rss_mb": round(int(fields["VmRSS"].split()[0]) / 1024, 1),
+            "serve_peak_rss_mb": round(int(fields["VmHWM"].split()[0]) / 1024, 1)}
+
+
 def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: int,
                  budget_tokens: int, single_sample: int, batch_size: int,
-                 verbose: bool = True) -> dict[str, Any]:
+                 verbose: bool = True, pool: int | None = None,
+                 serve: bool = False) -> dict[str, Any]:
     """Builds and measures one size (run in a child process; see :func:`run_scale`)."""
     def log(msg: str) -> None:
         if verbose:
@@ -223,13 +344,14 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
     else:
         url = db
     memory_id = f"{MEMORY_PREFIX}-{n}"
-    plan = plan_claims(n, scopes)
+    plan = plan_claims(n, scopes, pool=pool)
     store = remem.open(url)
     try:
         mem = _fresh_memory(store, memory_id)
         mem.ctx.embedding.embedder.embed_batch(["warm up"])  # model load is not write time
         log(f"writing {n} items into {'PostgreSQL' if path is None else path} ...")
-        writes = _write(mem, plan, min(single_sample, n), batch_size, log)
+        writes = _write(mem, plan, min(single_sample, n), batch_size, log,
+                        pooled=bool(pool))
         items = sum(mem.status()["items"].values())
     finally:
         store.close()
@@ -239,6 +361,13 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
            **_recall(url, memory_id, plan, scopes, queries, budget_tokens)}
     row["db_mb"] = round(_db_mb(url, path), 1)
     row["rss_mb"], row["peak_rss_mb"] = (round(x, 1) for x in _rss_mb())
+    if serve:
+        log(f"measuring remem serve at {n} ...")
+        rng = random.Random(13)
+        picks = [rng.choice(plan) for _ in range(50)]
+        row.update(_serve_rss(url, memory_id, [(c[0], f"what {c[1].replace('_', ' ')} "
+                                                f"{c[2].split()[0]}") for c in picks],
+                              budget_tokens))
     return row
 
 
@@ -258,7 +387,8 @@ def growth(rows: Sequence[dict[str, Any]], field: str = "p95_ms") -> list[dict[s
 def run_scale(sizes: Sequence[int], *, db: str | None = None,
               out_dir: Path = Path("bench-out/scale"), scopes: int = 100, queries: int = 200,
               budget_tokens: int = 1000, single_sample: int = 1000, batch_size: int = 512,
-              verbose: bool = True) -> dict[str, Any]:
+              verbose: bool = True, pool: int | None = None,
+              serve: bool = False) -> dict[str, Any]:
     """Measures every size, each in a fresh process; writes ``results.json`` and ``scale.png``.
 
     Args:
@@ -267,6 +397,9 @@ def run_scale(sizes: Sequence[int], *, db: str | None = None,
         scopes: user scopes the items spread over.
         queries: timed recalls per size.
         single_sample: the last items, written one ``remember`` at a time after the batches.
+        pool: draw the topic phrases from this many distinct texts (each embedded once); None:
+            every phrase distinct (one embedding per item).
+        serve: also measure a real ``remem serve`` process's RSS after 50 HTTP recalls.
 
     Returns:
         ``{"rows": [...], "growth": [...], "settings": {...}}``.
@@ -274,14 +407,15 @@ def run_scale(sizes: Sequence[int], *, db: str | None = None,
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in sorted(set(sizes)):
-        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-            rows.append(pool.submit(
+        with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as child:
+            rows.append(child.submit(
                 measure_size, n, db=db, out_dir=str(out_dir), scopes=scopes, queries=queries,
                 budget_tokens=budget_tokens, single_sample=single_sample,
-                batch_size=batch_size, verbose=verbose).result())
+                batch_size=batch_size, verbose=verbose, pool=pool, serve=serve).result())
     doc = {"benchmark": "scale", "rows": rows, "growth": growth(rows),
            "settings": {"scopes": scopes, "queries": queries, "budget_tokens": budget_tokens,
                         "single_sample": single_sample, "batch_size": batch_size,
+                        "text_pool": pool, "serve": serve,
                         "backend": "postgres" if db else "sqlite"}}
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     plot_scale(doc, out_dir / "scale.png")
@@ -290,8 +424,10 @@ def run_scale(sizes: Sequence[int], *, db: str | None = None,
 
 COLUMNS = (("items", "items"), ("single_items_per_s", "remember/s single"),
            ("batched_items_per_s", "remember/s batched"), ("p50_ms", "recall p50 ms"),
-           ("p95_ms", "recall p95 ms"), ("hit_rate", "hit rate"), ("db_mb", "DB MB"),
-           ("rss_mb", "RSS MB"), ("peak_rss_mb", "peak RSS MB"))
+           ("p95_ms", "recall p95 ms"), ("cpu_p95_ms", "recall p95 CPU ms"),
+           ("hit_rate", "hit rate"), ("ann_recall_at_10", "ANN R@10"), ("db_mb", "DB MB"),
+           ("rss_mb", "RSS MB"), ("peak_rss_mb", "peak RSS MB"),
+           ("serve_peak_rss_mb", "serve peak RSS MB"))
 
 
 def markdown_table(doc: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""CLI: ``remem bench locomo``, ``scale``, ``render`` and ``everyday`` (thin: parse, run,
+"""CLI: ``remem bench locomo``, ``scale``, ``intake``, ``render`` and ``everyday`` (thin: parse, run,
 render)."""
 
 from __future__ import annotations
@@ -124,6 +124,11 @@ def register(app: typer.Typer) -> None:
         single_sample: Annotated[int, typer.Option(
             help="The last items, written one remember at a time after the batches.")] = 1000,
         batch_size: Annotated[int, typer.Option(help="Items per batch.")] = 512,
+        text_pool: Annotated[int, typer.Option(
+            help="Distinct topic phrases the items draw from (each embedded once); 0: every "
+                 "phrase distinct, one embedding per item.")] = 20_000,
+        serve: Annotated[bool, typer.Option(
+            help="Also measure the peak RSS of a real `remem serve` on each size.")] = False,
     ) -> None:
         """Write throughput, recall p50/p95, size on disk and RSS per size; a PNG of growth.
 
@@ -137,7 +142,8 @@ def register(app: typer.Typer) -> None:
                                                                 "postgres://")) else None
             doc = run_scale(sizes, db=db, out_dir=out, scopes=scopes, queries=queries,
                             budget_tokens=budget_tokens, single_sample=single_sample,
-                            batch_size=batch_size, verbose=not STATE.json)
+                            batch_size=batch_size, verbose=not STATE.json,
+                            pool=text_pool or None, serve=serve)
             if STATE.json:
                 emit(doc)
                 return
@@ -147,6 +153,39 @@ def register(app: typer.Typer) -> None:
                               f"(x{g['per_10x']} per 10x; goal <= x{g['goal_per_10x']}: "
                               f"{'met' if g['ok'] else 'NOT met'})")
             console.print(f"wrote {out / 'results.json'} and {out / 'scale.png'}")
+        run(body)
+
+    @bench.command("intake")
+    def bench_intake(
+        out: Annotated[Path, typer.Option(help="Directory for SQLite files, results.json and "
+                                               "intake.png.")] = Path("bench-out/intake"),
+        turns: Annotated[int, typer.Option(help="Turns every path takes in.")] = 300,
+        batch_size: Annotated[int, typer.Option(
+            help="Turns per embedder / observe_many / capture call.")] = 64,
+        repeats: Annotated[int, typer.Option(
+            help="Interleaved passes; each path's best is reported.")] = 3,
+        data: Annotated[Path | None, typer.Option(
+            help="LoCoMo JSON for the turns (default: the dev split if present, else "
+                 "synthetic turns).")] = None,
+    ) -> None:
+        """Intake turns/s (observe, observe_many, capture with inline and worker derive) vs
+        the embedder's own rate, measured in one run; SQLite in OUT, or the global --db
+        postgresql://... ."""
+        from remem.bench.intake_bench import rich_table, run_intake
+
+        def body():
+            if turns < 1 or batch_size < 1 or repeats < 1:
+                raise InvalidInput("--turns, --batch-size and --repeats must be at least 1.",
+                                   field="turns")
+            db = STATE.db if STATE.db and STATE.db.startswith(("postgresql://",
+                                                                "postgres://")) else None
+            doc = run_intake(out, turns=turns, batch_size=batch_size, repeats=repeats,
+                             data=data, db=db, verbose=not STATE.json)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            console.print(f"wrote {out / 'results.json'} and {out / 'intake.png'}")
         run(body)
 
     @bench.command("render")

@@ -31,6 +31,51 @@ def register(app: typer.Typer) -> None:
                     + (f" reason: {escape_controls(r.reason)}" if r.reason else ""))
         run(body)
 
+    @app.command("observe-many")
+    def observe_many(
+        scope: str,
+        file: Annotated[str, typer.Option(
+            "--file", help="JSON Lines, one turn per line: {text, id?, role?, actor?, "
+                           "occurred_at?, kind?, idempotency_key?, metadata?}; - reads "
+                           "stdin.")],
+        run_id: Annotated[str | None, typer.Option(help="Conversation/run id (chain).")
+                          ] = None,
+        batch_size: Annotated[int, typer.Option(
+            help="Turns per batch (one embedding call and one transaction each).")] = 256,
+    ) -> None:
+        """Record many turns of one scope from a JSONL file, in batches."""
+        def body():
+            import sys
+            from pathlib import Path
+
+            from remem.errors import InvalidInput
+            from remem.service.intake import MAX_OBSERVE_MANY
+
+            if not 1 <= batch_size <= MAX_OBSERVE_MANY:
+                raise InvalidInput(f"--batch-size must be in 1..{MAX_OBSERVE_MANY}.",
+                                   field="batch_size")
+            try:
+                text = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InvalidInput(f"Cannot read --file {file!r}: {type(exc).__name__}.",
+                                   field="file") from exc
+            turns = []
+            for n, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        turns.append(json.loads(line))
+                    except ValueError as exc:
+                        raise InvalidInput(f"line {n} of --file is not JSON.",
+                                           field="file", line=n) from exc
+            m, receipts = current_memory(), []
+            for start in range(0, len(turns), batch_size):
+                receipts += m.observe_many(scope, turns[start:start + batch_size],
+                                           run_id=run_id)
+            new = sum(not r.replayed for r in receipts)
+            emit([r.to_dict() for r in receipts],
+                 f"{len(receipts)} turns: {new} recorded, {len(receipts) - new} replayed")
+        run(body)
+
     @app.command()
     def runs(limit: Annotated[int, typer.Option(help="How many runs.")] = 20) -> None:
         """List recent job runs (derive, consolidate) with status and failure reason."""

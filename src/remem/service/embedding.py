@@ -139,6 +139,15 @@ class EmbeddingService:
             while len(self._pending) > max(_PENDING_MAX, len(todo)):
                 self._pending.pop(next(iter(self._pending)))
 
+    def preload(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Hands over vectors already computed for ``texts`` with the configured model (a bulk
+        load that embeds each distinct text once); the writes that index them use these."""
+        with self._lock:
+            for t, v in zip(texts, vectors, strict=True):
+                self._pending[_content_hash(t)] = v
+            while len(self._pending) > max(_PENDING_MAX, len(texts)):
+                self._pending.pop(next(iter(self._pending)))
+
     def on_commit(self, uow: Any, proj: Any, new_payloads: Sequence[tuple]) -> None:
         if not new_payloads:
             return

@@ -23,7 +23,7 @@ from typing import Any
 from remem.domain.canonical import REDACTED_DIGEST, digest, sha256_hex
 from remem.domain.limits import check_text
 from remem.domain.timefmt import to_iso
-from remem.errors import IdempotencyConflict
+from remem.errors import IdempotencyConflict, InvalidInput
 from remem.service.ids import new_id
 
 PHASE_ORDER = {"recorded": 0, "processed": 1, "available": 2, "failed": 3}
@@ -90,6 +90,82 @@ class Receipt:
         return dataclasses.asdict(self)
 
 
+#: Most turns one ``observe_many`` call (one transaction) takes.
+MAX_OBSERVE_MANY = 1000
+_TURN_FIELDS = frozenset({"id", "source_id", "role", "text", "actor", "occurred_at", "kind",
+                          "idempotency_key", "metadata", "payload", "caused_by_log_id"})
+
+
+def parse_turns(scope: str, turns: Any, *, run_id: str | None, recorded_by: str | None,
+                name: Any = lambda scope, n: n) -> list[Any]:
+    """``observe_many``'s turns (``[{text, id?, role?, actor?, occurred_at?, kind?,
+    idempotency_key?, metadata?}]``, ``id`` = source id) as ``SourceEntry`` values.
+
+    Args:
+        name: ``Guard.scoped_name``: puts a scoped caller's ids in its own namespace.
+
+    Raises:
+        InvalidInput: not a list, empty or longer than ``MAX_OBSERVE_MANY``, or a turn that is
+            not an object, has an unknown field or a bad time (``index`` in the details).
+    """
+    from remem.domain.filters import parse_metadata
+    from remem.domain.limits import MAX_SOURCE_ID_BYTES
+    from remem.domain.timefmt import from_iso
+    from remem.service.sources import SourceEntry
+
+    if not isinstance(turns, list) or not turns:
+        raise InvalidInput("turns must be a non-empty list of {text, id?, role?, ...}.",
+                           field="turns")
+    if len(turns) > MAX_OBSERVE_MANY:
+        raise InvalidInput(f"{len(turns)} turns in one call; send at most "
+                           f"{MAX_OBSERVE_MANY} per call.", field="turns")
+    out = []
+    for i, t in enumerate(turns):
+        try:
+            if not isinstance(t, dict):
+                raise InvalidInput(f"turn {i} is not an object.", field=f"turns[{i}]")
+            unknown = sorted(set(t) - _TURN_FIELDS)
+            if unknown:
+                raise InvalidInput(f"turn {i} has unknown fields {unknown}; allowed: "
+                                   f"{sorted(_TURN_FIELDS)}.", field=f"turns[{i}]")
+            at = t.get("occurred_at")
+            if isinstance(at, str):
+                at = from_iso(at, field=f"turns[{i}].occurred_at")
+            elif at is not None and not isinstance(at, datetime):
+                raise InvalidInput(f"turns[{i}].occurred_at must be an ISO-8601 time.",
+                                   field=f"turns[{i}].occurred_at")
+            sid = t.get("id", t.get("source_id"))
+            check_text(sid, f"turns[{i}].id", MAX_SOURCE_ID_BYTES)
+            out.append(SourceEntry(
+                scope=scope, text=t.get("text"), role=t.get("role"),
+                actor=t.get("actor"), source_id=name(scope, sid), run_id=run_id,
+                occurred_at=at, kind=t.get("kind"), payload=t.get("payload"),
+                caused_by_log_id=t.get("caused_by_log_id"),
+                idempotency_key=name(scope, t.get("idempotency_key")),
+                recorded_by=recorded_by, metadata=parse_metadata(t.get("metadata"))))
+        except InvalidInput as exc:
+            exc.details["index"] = i
+            raise
+    return out
+
+
+def _key_and_meaning(e: Any) -> tuple[str | None, str]:
+    """A source entry's stored idempotency key (None: derived from its source id once it has
+    one) and its meaning digest (the KIP binding rules: intent, scope, text digest, role,
+    kind, run, source id, time, actor, metadata; payload, causedByLogId and priority when
+    given). ``e`` has its kind, role and text resolved (``sources.resolve_entry``)."""
+    key = scoped_key(e.scope, e.idempotency_key or (
+        f"source:{e.run_id or 'default'}:{e.source_id}" if e.source_id else None))
+    meaning = digest(["observe", e.scope, sha256_hex(e.text.encode("utf-8")) if isinstance(
+        e.text, str) else None, e.role, e.kind, e.run_id or "default", e.source_id,
+        to_iso(e.occurred_at) if isinstance(e.occurred_at, datetime) else None, e.actor]
+        + ([e.metadata] if e.metadata is not None else [])
+        + ([{"payload": e.payload}] if e.payload is not None else [])
+        + ([{"caused_by": e.caused_by_log_id}] if e.caused_by_log_id is not None else [])
+        + ([{"priority": e.priority}] if e.priority is not None else []))
+    return key, meaning
+
+
 @dataclass(frozen=True)
 class Barrier:
     """Outcome of waiting for receipts: satisfied | pending | failed."""
@@ -112,6 +188,8 @@ class Intake:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.store = ctx.store
+        #: (source id, digest) -> claims extracted ahead of their derive job (batched intake)
+        self.extracted: dict[tuple[str, str], Any] = {}
 
     def observe(self, scope: str, text: str | None, *, role: str | None = None,
                 actor: str | None = None,
@@ -134,7 +212,12 @@ class Intake:
             IdempotencyConflict: the key was used with a different meaning.
         """
         from remem.domain.logentry import entry_payload, kind_and_role
-        from remem.service.sources import DEFAULT_RUN, check_caused_by, validate_observation
+        from remem.service.sources import (
+            DEFAULT_RUN,
+            SourceEntry,
+            check_caused_by,
+            validate_observation,
+        )
 
         log_kind, role = kind_and_role(kind, role)
         kind = log_kind.value
@@ -143,15 +226,9 @@ class Intake:
         validate_observation(scope, text, role, kind, run_id or DEFAULT_RUN, source_id, actor)
         check_caused_by(caused_by_log_id)
         check_text(recorded_by, "actor", 256)
-        key = scoped_key(scope, idempotency_key or (
-            f"source:{run_id or 'default'}:{source_id}" if source_id else None))
-        meaning = digest(["observe", scope, sha256_hex(text.encode("utf-8")) if isinstance(
-            text, str) else None, role, kind, run_id or "default", source_id,
-            to_iso(occurred_at) if isinstance(occurred_at, datetime) else None, actor]
-            + ([metadata] if metadata is not None else [])
-            + ([{"payload": given_payload}] if given_payload is not None else [])
-            + ([{"caused_by": caused_by_log_id}] if caused_by_log_id is not None else [])
-            + ([{"priority": priority}] if priority is not None else []))
+        key, meaning = _key_and_meaning(SourceEntry(
+            scope, text, role, actor, source_id, run_id, occurred_at, kind, idempotency_key,
+            recorded_by, metadata, given_payload, caused_by_log_id, priority))
         if key is not None:
             found = self.store.receipt_by_key(self.ctx.id, key)
             if found is not None:
@@ -197,14 +274,118 @@ class Intake:
             out = replace(out, replayed=True)
         return out
 
+    def observe_many(self, entries: list[Any], *, derive: bool = True,
+                     capture: dict[str, Any] | None = None) -> list[Receipt]:
+        """Records a batch of sources (``SourceEntry``) and their receipts and derive jobs in
+        one transaction, with one embedding call; then runs derive inline (embedded mode) or
+        leaves it to the worker. Every entry is checked before anything is written.
+
+        Returns:
+            one receipt per entry, in order; a replayed entry (same key, same meaning, now or
+            earlier in the batch) gets the original receipt with ``replayed=True``.
+
+        Raises:
+            InvalidInput: an entry is invalid (nothing recorded; ``index`` in the details).
+            IdempotencyConflict: an entry's key was used with a different meaning (nothing
+                recorded).
+        """
+        from remem.service.sources import resolve_entry
+
+        keyed: list[tuple[str | None, str]] = []
+        for i, e in enumerate(entries):
+            try:
+                keyed.append(_key_and_meaning(resolve_entry(e)[0]))
+            except InvalidInput as exc:
+                exc.details["index"] = i
+                raise
+        earlier: dict[str, dict[str, Any]] = {}
+        fresh: list[int] = []
+        first: dict[str, str] = {}
+        for i, (key, meaning) in enumerate(keyed):
+            if key is None:
+                fresh.append(i)
+                continue
+            if key in first:  # the same key earlier in this batch
+                if first[key] != meaning:
+                    self._conflict(key)
+                continue
+            first[key] = meaning
+            found = self.store.receipt_by_key(self.ctx.id, key)
+            if found is not None:
+                self._replay(found, meaning, key)  # raises on a conflict
+                earlier[key] = found
+            else:
+                fresh.append(i)
+        now = to_iso(self.ctx.clock.now())
+        rows: dict[int, dict[str, Any]] = {}
+        replayed: dict[int, dict[str, Any]] = {}
+
+        def record(uow: Any, srcs: list[Any]) -> None:
+            for i, src in zip(fresh, srcs, strict=True):
+                key = keyed[i][0] or f"source:{src.run_id}:{src.source_id}"
+                found = self.store.receipt_by_key(self.ctx.id, key, conn=uow.conn)
+                if found is not None:  # recorded meanwhile (another writer)
+                    self._replay(found, keyed[i][1], key)
+                    replayed[i] = found
+                    continue
+                row = {"memory_id": self.ctx.id, "receipt_id": "rcpt_" + uuid.uuid4().hex[:24],
+                       "intent": "observe", "idem_key": key, "digest": keyed[i][1],
+                       "scope": src.scope, "source_id": src.source_id, "phase": "recorded",
+                       "accepted_seq": src.accepted_seq or uow.head()[0],
+                       "created_at": now, "updated_at": now, "_src": src}
+                self.store.insert_receipt(uow.conn, {k: v for k, v in row.items()
+                                                     if k != "_src"})
+                rows[i] = row
+                if derive and not src.redacted:
+                    self.store.enqueue_job(self.ctx.id, "derive", {
+                        "receipt_id": row["receipt_id"], "source_id": src.source_id,
+                        **({"capture": capture} if capture else {}),
+                        **({"priority": entries[i].priority}
+                           if entries[i].priority is not None else {})},
+                        run_at=now, now=now, conn=uow.conn, job_id=new_id("job"))
+
+        if fresh:
+            self.ctx.sources.observe_many([entries[i] for i in fresh], then=record)
+        for row in rows.values():
+            if not derive or row["_src"].redacted:
+                self.complete(row["receipt_id"], row["source_id"],
+                              "skipped" if row["_src"].redacted else "evidence_only")
+        if derive and rows and self.ctx.derive_mode == "inline":
+            from remem.service.jobs.derive import prime_derive
+
+            prime_derive(self.ctx.owner.memory(self.ctx.id),
+                         [r["source_id"] for r in rows.values() if not r["_src"].redacted])
+            self.ctx.run_jobs()
+        return [self._with_source(replayed[i], replayed=True) if i in replayed
+                else self._batch_receipt(i, keyed[i][0], rows, earlier)
+                for i in range(len(entries))]
+
+    def _batch_receipt(self, i: int, key: str | None, rows: dict[int, dict[str, Any]],
+                       earlier: dict[str, dict[str, Any]]) -> Receipt:
+        """Entry ``i``'s receipt: written now, or the original one it replays (found before
+        the batch, or written earlier in it under the same key)."""
+        from dataclasses import replace
+
+        if i in rows:
+            out = self.get(rows[i]["receipt_id"])
+            return replace(out, replayed=True) if rows[i]["_src"].replayed else out
+        found = earlier.get(key) if key is not None else None
+        if found is None and key is not None:
+            found = self.store.receipt_by_key(self.ctx.id, key)
+        assert found is not None, "every entry has a receipt: written, or the one it replays"
+        return self._with_source(found, replayed=True)
+
+    def _conflict(self, key: str) -> None:
+        raise IdempotencyConflict(
+            f"Idempotency key {key!r} was already used for a different observation (other "
+            "text, scope, role or time). Retry the original unchanged, or use a new key.",
+            idempotency_key=key)
+
     def _replay(self, found: dict[str, Any], meaning: str, key: str) -> Receipt:
         if found["digest"] == REDACTED_DIGEST:  # the text was erased: nothing to compare
             return self._with_source(found, replayed=True)
         if found["digest"] != meaning:
-            raise IdempotencyConflict(
-                f"Idempotency key {key!r} was already used for a different observation (other "
-                "text, scope, role or time). Retry the original unchanged, or use a new key.",
-                idempotency_key=key)
+            self._conflict(key)
         return self._with_source(found, replayed=True)
 
     def _with_source(self, row: dict[str, Any], replayed: bool = False) -> Receipt:
@@ -302,19 +483,7 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
            if (row := memory.store.source(memory.id, memory.guard.scoped_name(scope, t["id"])))
            is None or row["run_id"] != run_id]
     context = capture_context(memory, scope, host_kind, host_id, position, new)
-    captured = []
-    for t in new:
-        at = t.get("occurred_at")
-        if isinstance(at, str):
-            from remem.domain.timefmt import from_iso
-
-            at = from_iso(at, field="occurred_at")
-        r = memory.observe(scope, t["text"], role=t["role"], source_id=t["id"],
-                           run_id=run_id, occurred_at=at,
-                           actor=t.get("actor"), capture=context, kind=t.get("kind"),
-                           payload=t.get("payload"),
-                           caused_by_log_id=t.get("caused_by_log_id"))
-        captured.append(r.to_dict())
+    captured = [r.to_dict() for r in _observe_captured(memory, scope, run_id, new, context)]
     if new:
         now = to_iso(memory.clock.now())
         with memory.store.unit_of_work(memory.id) as uow:
@@ -327,6 +496,31 @@ def capture(memory: Any, scope: str, host_kind: str, host_id: str,
                 actor="system:capture", at=now, expected_seq=head)
         position += len(new)
     return {"position": position, "captured": captured, "skipped": len(turns) - len(new)}
+
+
+def _observe_captured(memory: Any, scope: str, run_id: str, new: list[dict[str, Any]],
+                      context: dict[str, Any] | None) -> list[Receipt]:
+    """Observes captured turns in batches of ``MAX_OBSERVE_MANY`` (one embedding call and one
+    transaction each), as ``Memory.observe`` would one by one: the caller's namespace, its
+    frozen identity on every derive run."""
+    if not new:
+        return []
+    p = memory.principal
+    capture = {"span": dict((context or {}).get("span") or {}), "identity": {
+        "scope": scope, "subject": p.subject, "role": p.role.value, "token_id": p.token_id}}
+    if p.token_id is not None and p.scope is not None:
+        run_id = memory.guard.scoped_name(scope, run_id)
+    turns = [{k: t[k] for k in ("id", "role", "text", "actor", "occurred_at", "kind", "payload",
+                                "caused_by_log_id") if t.get(k) is not None} for t in new]
+    for t in turns:  # a cause must be a source the caller can see
+        if "caused_by_log_id" in t:
+            t["caused_by_log_id"] = memory.guard.source(t["caused_by_log_id"])["source_id"]
+    out: list[Receipt] = []
+    for start in range(0, len(turns), MAX_OBSERVE_MANY):
+        entries = parse_turns(scope, turns[start:start + MAX_OBSERVE_MANY], run_id=run_id,
+                              recorded_by=memory._recorder(), name=memory.guard.scoped_name)
+        out += memory.ctx.intake.observe_many(entries, capture=capture)
+    return out
 
 
 def capture_context(memory: Any, scope: str, host_kind: str, host_id: str, position: int,

@@ -397,6 +397,37 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
                                        caused_by_log_id=caused_by_log_id,
                                        priority=priority)
 
+    def observe_many(self, scope: str, turns: list[dict[str, Any]], *,
+                     run_id: str | None = None, derive: bool = True) -> list[Receipt]:
+        """Records several turns of one scope at once: one embedding call and one transaction
+        for all of them, then derive (inline in embedded mode, else by ``remem worker``).
+
+        Args:
+            turns: ``[{text, id?, role?, actor?, occurred_at?, kind?, idempotency_key?,
+                metadata?, payload?, caused_by_log_id?}]``, oldest first; ``id`` is the source id (as ``observe``'s
+                ``source_id``). At most ``service.intake.MAX_OBSERVE_MANY`` turns.
+
+        Returns:
+            one receipt per turn, in order; each has ``observe``'s idempotency (a replayed
+            turn returns its original receipt with ``replayed``).
+
+        Raises:
+            InvalidInput: any turn is invalid (nothing written; ``index`` names it).
+            IdempotencyConflict: a turn's key was used with another meaning (nothing written).
+            PermissionDenied: the principal may not write ``scope``.
+        """
+        from remem.service.intake import parse_turns
+
+        scope = self.guard.write(scope)
+        name = self.guard.scoped_name
+        if self.principal.token_id is not None and self.principal.scope is not None:
+            run_id = name(scope, run_id or "default")  # its own chain: no shared sequence
+        entries = [replace(e, caused_by_log_id=self.guard.source(e.caused_by_log_id)[
+            "source_id"]) if e.caused_by_log_id is not None else e  # a cause the caller sees
+            for e in parse_turns(scope, turns, run_id=run_id, recorded_by=self._recorder(),
+                                 name=name)]
+        return self.ctx.intake.observe_many(entries, derive=derive)
+
     def revise(self, scope: str, key: str, value: Any, *, change_kind: str = "unspecified",
                **kw: Any) -> dict[str, Any]:
         """KIP revise: ``correction`` (never true) or ``world_change`` (from ``changed_at``)."""

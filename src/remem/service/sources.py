@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -194,55 +196,190 @@ class SourceService:
             IdempotencyConflict: the source id was recorded with different content.
             EmbeddingMismatch: the memory was embedded with another model.
         """
-        run_id = run_id or DEFAULT_RUN
-        parsed, role = kind_and_role(kind, role)
-        log_kind = parsed.value
-        payload, text = entry_payload(text, payload)
-        payload = with_role(payload, parsed, role)
-        validate_observation(scope, text, role, log_kind, run_id, source_id, actor)
-        check_caused_by(caused_by_log_id)
-        at_given = to_iso(occurred_at) if occurred_at is not None else None
-        sid = _source_id(source_id, idempotency_key)
-        stored_payload = canonical_json(payload).decode("utf-8")
-        want = {"scope": scope, "kind": log_kind, "role": role, "run_id": run_id,
-                "actor": actor, "occurred_at": at_given, "metadata": dump_metadata(metadata),
-                "payload": stored_payload, "caused_by": caused_by_log_id}
+        return self._observe_one(SourceEntry(
+            scope, text, role, actor, source_id, run_id, occurred_at, kind, idempotency_key,
+            recorded_by, metadata, payload, caused_by_log_id))
+
+    def _observe_one(self, given: SourceEntry) -> SourceReceipt:
+        e, payload = resolve_entry(given)
+        sid = _source_id(e.source_id, e.idempotency_key)
+        want = _want(e, payload)
         index = self.embedding.index
         with index.read(self.ctx.id) as snap:
-            sid, found = _own_source(snap, sid, scope)
+            sid, found = _own_source(snap, sid, e.scope)
             if found is not None:
-                return _replay(found, want, text, snap.source_event_seq(sid))
-        vec = self.embedding.embed([text])[0]
+                return _replay(found, want, e.text, snap.source_event_seq(sid))
+        vec = self.embedding.embed([source_document(e.text)])[0]
         now = to_iso(self.ctx.clock.now())
         with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             w = index.writer(uow)
-            sid, found = _own_source(w, sid, scope)
+            sid, found = _own_source(w, sid, e.scope)
             if found is not None:
-                return _replay(found, want, text,
+                return _replay(found, want, e.text,
                                index.in_transaction(uow).source_event_seq(sid))
-            head = w.run_head(run_id)
-            sequence, prev = (0, ZERO_LOG_HASH) if head is None else (head[0] + 1,
-                                                                     prefixed(head[1]))
-            salt = os.urandom(16)
-            row = {"source_id": sid, "run_id": run_id, "sequence": sequence, "scope": scope,
-                   "kind": log_kind, "role": role, "actor": actor,
-                   "occurred_at": at_given or now, "recorded_at": now,
-                   "digest": payload_digest(salt, payload), "salt": salt, "text": text,
-                   "prev_hash": prev, "metadata": dump_metadata(metadata),
-                   "tenant_id": self.ctx.tenant_id, "payload": stored_payload,
-                   "content_hash": payload_hash(payload), "caused_by": caused_by_log_id,
-                   "log_format": SCHEMA_FORMAT,
-                   # the speaker's own UTC offset: relative dates resolve in their zone
-                   "tz_offset_min": (int(occurred_at.utcoffset().total_seconds() // 60)
-                                     if occurred_at is not None else None)}
-            row["entry_hash"] = log_entry_hash(row)
-            w.insert_source(row)
-            doc = source_doc_id(sid)
-            w.index_text(doc, "source", scope, text)
-            self.embedding.store_vectors(w, [(doc, "source", scope, content_hash(text), vec)])
-            head, _ = uow.head()
-            stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
-                "source_id": sid, "run_id": run_id, "scope": scope,
-                "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
-                actor=recorded_by or actor or role, at=now, expected_seq=head)
-        return _receipt(row, stored[0]["seq"], replayed=False)
+            row = _chain_row(self.ctx, sid, e, payload, now, w.run_head(e.run_id))
+            seq = self._record(uow, w, row, vec, e.recorded_by or e.actor or e.role, now)
+        return _receipt(row, seq, replayed=False)
+
+    def _record(self, uow: Any, w: Any, row: dict[str, Any], vec: Any, actor: str,
+                now: str) -> int:
+        """Inserts a chained source row, indexes it and appends its ``source.recorded``
+        event; returns the event's ledger seq. Runs inside the caller's transaction."""
+        w.insert_source(row)
+        if vec is not None:
+            index_sources(self.embedding, w, [(row, vec)])
+        head, _ = uow.head()
+        stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
+            "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
+            "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
+            actor=actor, at=now, expected_seq=head)
+        return stored[0]["seq"]
+
+    def observe_many(self, entries: Sequence[SourceEntry], *,
+                     then: Callable[[Any, list[SourceReceipt]], None] | None = None
+                     ) -> list[SourceReceipt]:
+        """Records several sources with one embedding call and in one transaction.
+
+        Each entry is validated as ``observe`` validates it, all before anything is written;
+        each source is chained with the same per-entry functions as ``observe`` (run head,
+        ``entry_hash``, one ``source.recorded`` event each), so the ledger and chains are the
+        ones ``observe`` called in order would have written. ``then(uow, receipts)`` runs in
+        the same transaction (the caller's receipts and jobs).
+
+        Raises:
+            InvalidInput: an entry is invalid (nothing recorded); its index is in the details.
+            IdempotencyConflict: an entry's source id was recorded with different content.
+        """
+        resolved = []
+        for i, given in enumerate(entries):
+            try:
+                e, payload = resolve_entry(given)
+            except InvalidInput as exc:
+                exc.details["index"] = i
+                raise
+            resolved.append((e, payload, _want(e, payload)))
+        index = self.embedding.index
+        with index.read(self.ctx.id) as snap:
+            known = [_own_source(snap, _source_id(e.source_id, e.idempotency_key), e.scope)
+                     for e, _p, _w in resolved]
+            for (_sid, found), (e, _p, want) in zip(known, resolved, strict=True):
+                if found is not None:
+                    _replay(found, want, e.text, None)  # raises on a conflict
+        fresh = [i for i, (_s, found) in enumerate(known) if found is None]
+        vecs = self.embedding.embed([source_document(resolved[i][0].text) for i in fresh])
+        vec_of = dict(zip(fresh, vecs, strict=True))
+        now = to_iso(self.ctx.clock.now())
+        out: list[SourceReceipt] = []
+        with self.ctx.store.unit_of_work(self.ctx.id) as uow:
+            w = index.writer(uow)
+            snap_tx = index.in_transaction(uow)
+            heads: dict[str, tuple[int, str]] = {}
+            indexed: list[tuple[dict[str, Any], Any]] = []
+            for i, (e, payload, want) in enumerate(resolved):
+                sid, found = _own_source(w, _source_id(e.source_id, e.idempotency_key),
+                                         e.scope)
+                if found is not None:  # recorded before, or earlier in this batch
+                    out.append(_replay(found, want, e.text, snap_tx.source_event_seq(sid)))
+                    continue
+                if i not in vec_of:  # erased since the check: embed it now
+                    vec_of[i] = self.embedding.embed([source_document(e.text)])[0]
+                row = _chain_row(self.ctx, sid, e, payload, now,
+                                 heads.get(e.run_id) or w.run_head(e.run_id))
+                heads[e.run_id] = (row["sequence"], row["entry_hash"])
+                seq = self._record(uow, w, row, None, e.recorded_by or e.actor or e.role, now)
+                indexed.append((row, vec_of[i]))
+                out.append(_receipt(row, seq, replayed=False))
+            index_sources(self.embedding, w, indexed)
+            if then is not None:
+                then(uow, out)
+        return out
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One source to record (``observe``'s arguments; see ``SourceService.observe_many``).
+    ``role``/``kind`` None: taken from each other (``domain.logentry.kind_and_role``);
+    ``priority`` rides on the derive job (intake), it is no part of the log entry."""
+
+    scope: str
+    text: str | None
+    role: str | None = None
+    actor: str | None = None
+    source_id: str | None = None
+    run_id: str | None = None
+    occurred_at: datetime | None = None
+    kind: str | None = None
+    idempotency_key: str | None = None
+    recorded_by: str | None = None
+    metadata: dict[str, Any] | None = None
+    payload: dict[str, Any] | None = None
+    caused_by_log_id: str | None = None
+    priority: int | None = None
+
+
+def resolve_entry(given: SourceEntry) -> tuple[SourceEntry, dict[str, Any]]:
+    """The entry with its kind, role, text and run resolved and checked, and its payload
+    object (the text in it; the role when not the kind's own).
+
+    Raises:
+        InvalidInput: bad scope, kind, role, text, payload, run, source id or causedByLogId.
+    """
+    parsed, role = kind_and_role(given.kind, given.role)
+    payload, text = entry_payload(given.text, given.payload)
+    payload = with_role(payload, parsed, role)
+    run_id = given.run_id or DEFAULT_RUN
+    validate_observation(given.scope, text, role, parsed.value, run_id, given.source_id,
+                         given.actor)
+    check_caused_by(given.caused_by_log_id)
+    check_text(given.recorded_by, "actor", 256)
+    return replace(given, text=text, role=role, kind=parsed.value, run_id=run_id), payload
+
+
+def _want(e: SourceEntry, payload: dict[str, Any]) -> dict[str, Any]:
+    """The fields a replay of the resolved entry ``e`` must match (see ``_same``)."""
+    return {"scope": e.scope, "kind": e.kind, "role": e.role, "run_id": e.run_id,
+            "actor": e.actor,
+            "occurred_at": to_iso(e.occurred_at) if e.occurred_at is not None else None,
+            "metadata": dump_metadata(e.metadata),
+            "payload": canonical_json(payload).decode("utf-8"), "caused_by": e.caused_by_log_id}
+
+
+def _chain_row(ctx: Any, sid: str, e: SourceEntry, payload: dict[str, Any], now: str,
+               head: tuple[int, str] | None) -> dict[str, Any]:
+    """The schema LogEntry row of the resolved entry ``e``, chained after ``head`` (the run's
+    last sequence and entry hash; None: the run's first entry, sequence 0)."""
+    sequence, prev = (0, ZERO_LOG_HASH) if head is None else (head[0] + 1, prefixed(head[1]))
+    salt = os.urandom(16)
+    at = e.occurred_at
+    row = {"source_id": sid, "run_id": e.run_id, "sequence": sequence, "scope": e.scope,
+           "kind": e.kind, "role": e.role, "actor": e.actor,
+           "occurred_at": to_iso(at) if at is not None else now, "recorded_at": now,
+           "digest": payload_digest(salt, payload), "salt": salt, "text": e.text,
+           "prev_hash": prev, "metadata": dump_metadata(e.metadata),
+           "tenant_id": ctx.tenant_id, "payload": canonical_json(payload).decode("utf-8"),
+           "content_hash": payload_hash(payload), "caused_by": e.caused_by_log_id,
+           "log_format": SCHEMA_FORMAT,
+           # the speaker's own UTC offset: relative dates resolve in their zone
+           "tz_offset_min": (int(at.utcoffset().total_seconds() // 60)
+                             if at is not None else None)}
+    row["entry_hash"] = log_entry_hash(row)
+    return row
+
+
+def source_document(text: str) -> str:
+    """The text a source is indexed and embedded under: the one place that decides it (full
+    text and vector of a source both come from this)."""
+    return text
+
+
+def index_sources(embedding: Any, w: Any, rows: Sequence[tuple[dict[str, Any], Any]]
+                  ) -> None:
+    """Indexes recorded sources: each one's full-text row and vector (``(row, vec)`` pairs;
+    each vector was computed from ``source_document`` before the transaction opened)."""
+    vectors = []
+    for row, vec in rows:
+        text = source_document(row["text"])
+        doc = source_doc_id(row["source_id"])
+        w.index_text(doc, "source", row["scope"], text)
+        vectors.append((doc, "source", row["scope"], content_hash(text), vec))
+    embedding.store_vectors(w, vectors)

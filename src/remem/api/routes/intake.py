@@ -6,6 +6,7 @@ from typing import Any
 
 from remem.api.auth import Caller
 from remem.api.routing import make_router
+from remem.api.schemas import ObserveManyIn, ObserveManyOut
 
 router = make_router(["intake"], prefix="/memory/{memory_id}")
 
@@ -20,6 +21,16 @@ def receipt(receipt_id: str, memory: Caller) -> Any:
 def runs(memory: Caller, limit: int = 50) -> Any:
     """Recent derive/consolidation runs with status and failure reason (memory admin)."""
     return {"runs": memory.runs(min(max(limit, 1), 500))}
+
+
+@router.post("/observe_many", response_model=ObserveManyOut, status_code=202,
+             summary="Observe a batch")
+def observe_many(body: ObserveManyIn, memory: Caller) -> Any:
+    """Records up to 256 turns of one scope in one transaction (one embedding call) and
+    returns one receipt per turn, in order; an invalid turn records none of them."""
+    turns = [t.model_dump(exclude_none=True) for t in body.turns]
+    receipts = memory.observe_many(body.scope, turns, run_id=body.run_id)
+    return {"receipts": [r.to_dict() for r in receipts]}
 
 
 __all__ = ["router"]

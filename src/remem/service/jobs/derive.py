@@ -58,9 +58,13 @@ def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
     """
     row = memory.store.source(memory.id, source_id)
     if row is None or row.get("text") is None:
+        if row is not None:  # erased meanwhile: drop claims extracted ahead (they quote it)
+            memory.intake.extracted.pop((source_id, row.get("digest")), None)
         return {"disposition": "skipped", "claims": 0, "outcomes": {}}
     occurred = _occurred_at(row)
-    claims = memory.extractor.extract(row["text"], role=row["role"], occurred_at=occurred)
+    claims = memory.intake.extracted.pop((source_id, row["digest"]), None)
+    if claims is None:
+        claims = memory.extractor.extract(row["text"], role=row["role"], occurred_at=occurred)
     outcomes: dict[str, int] = {}
     scope = Scope.parse(row["scope"])
     metadata = load_metadata(row.get("metadata"))
@@ -83,6 +87,37 @@ def derive_source(memory: Any, source_id: str, *, run_id: str | None = None,
     return {"disposition": disposition, "claims": len(claims), "outcomes": outcomes,
             "extractor": f"{getattr(memory.extractor, 'name', '?')}/"
                          f"{getattr(memory.extractor, 'version', '?')}"}
+
+
+#: Most sources whose extraction waits for its derive job (``prime_derive``).
+MAX_EXTRACTED = 4096
+
+
+def prime_derive(memory: Any, source_ids: list[str]) -> None:
+    """Batched intake (``observe_many`` with inline derive): extracts the claims of several
+    sources ahead of their derive jobs and embeds every candidate's index text in ONE call,
+    so the jobs' writes find their vectors ready. Each job takes its source's claims (by
+    source id and text digest) instead of extracting again; an extraction that fails here is
+    left to the job, which fails the run as usual."""
+    from remem.domain.textindex import item_text
+    from remem.errors import RememError
+
+    extracted = memory.intake.extracted
+    texts: list[str] = []
+    for sid in source_ids:
+        row = memory.store.source(memory.id, sid)
+        if row is None or row.get("text") is None or len(extracted) >= MAX_EXTRACTED:
+            continue
+        try:
+            claims = memory.extractor.extract(row["text"], role=row["role"],
+                                              occurred_at=_occurred_at(row))
+        except RememError:
+            continue
+        extracted[(sid, row["digest"])] = claims
+        texts += [item_text(c.key, c.value, c.quote) for c in claims
+                  if getattr(c, "operation", "assert") != "retract"]
+    if texts:
+        memory.ctx.embedding.prime(texts)
 
 
 def _reconcile(memory: Any, scope: Scope, c: Any, source_id: str, role: str,
@@ -131,4 +166,4 @@ def _final_failure(memory: Any, job: dict[str, Any], reason: str) -> None:
 
 run_derive.on_final_failure = _final_failure  # type: ignore[attr-defined]
 
-__all__ = ["derive_source", "run_derive"]
+__all__ = ["derive_source", "prime_derive", "run_derive"]
