@@ -31,6 +31,9 @@ from remem.domain.model import Authority, parse_key
 from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput, NotFound
 
+#: A blob file younger than this is never swept: its fact may still be committing.
+BLOB_GRACE_S = 3600.0
+
 _RETENTION_FIELDS = frozenset({"keep_until", "keep_days", "legal_hold"})
 
 
@@ -63,6 +66,25 @@ def parse_retention(retention: dict[str, Any] | None) -> dict[str, Any]:
         raise InvalidInput("retention.legal_hold must be true or false.",
                            field="retention.legal_hold")
     return {"keep_until": until, "keep_days": days, "legal_hold": hold}
+
+
+def sweep_orphan_blobs(memory: Any, *, grace_s: float = BLOB_GRACE_S,
+                       now_s: float | None = None) -> int:
+    """Deletes the memory's blob files that no payload row references and that are older
+    than ``grace_s`` seconds (a crash between writing a blob and committing its fact leaves
+    one). Run by the retention job; internal (no principal check, as the job itself).
+
+    Returns:
+        How many files were deleted (0 when the store has no blob directory).
+    """
+    from remem.stores.sql.facts import memory_content_refs
+
+    blobs = memory.ctx.owner.blobs
+    sweep = getattr(blobs, "sweep_orphans", None)  # a provider that cannot list: no sweep
+    if sweep is None:
+        return 0
+    return sweep(memory.id, memory_content_refs(memory.store, memory.id), grace_s=grace_s,
+                 now_s=now_s)
 
 
 class FactMethods:
