@@ -97,7 +97,8 @@ class FactMethods:
                       kind: str | None = None, retention: dict[str, Any] | None = None,
                       source: Any = None, valid_at: datetime | None = None,
                       idempotency_key: str | None = None, actor: str | None = None,
-                      metadata: dict[str, Any] | None = None) -> Any:
+                      metadata: dict[str, Any] | None = None,
+                      cached_source: dict[str, Any] | None = None) -> Any:
         """Remembers a fact: ``remember`` with a schema ``type``, per-fact retention and
         content up to 64 KB inline (larger goes to the blob store automatically).
 
@@ -107,6 +108,7 @@ class FactMethods:
                 given without a kind picks the kind it maps to (else ``fact``).
             retention: ``{"keep_until": datetime | ISO, "keep_days": int,
                 "legal_hold": bool}``; a hold needs the admin role.
+            cached_source: makes the fact a Kind-B cached fact (as ``remember``).
 
         Returns:
             WriteResult (as ``remember``).
@@ -118,6 +120,7 @@ class FactMethods:
         """
         from remem.domain.access import Role
         from remem.domain.filters import parse_metadata
+        from remem.service.cached_source import parse_cached_source
         from remem.service.candidates import derived_key
         from remem.service.ids import new_id
         from remem.service.writer import WriteRequest
@@ -131,6 +134,7 @@ class FactMethods:
         ret = parse_retention(retention)
         if ret["legal_hold"]:
             self.guard.role(Role.ADMIN, "set legal holds")
+        cached = parse_cached_source(cached_source) if cached_source is not None else None
         check_value(content, key, MAX_BLOB_BYTES)
         data = content_bytes(key, content)
         ref = None
@@ -155,12 +159,18 @@ class FactMethods:
                 cand, Authority.OWNER, self._actor(actor), metadata=parsed_meta,
                 stated_valid_at=valid_at or cand.source.occurred_at,
                 fact=attrs.to_json() or None,
+                on_written=self.ctx.cached.written_hook(cached) if cached else None,
+                extra_meaning={"cached_source": cached.to_schema()} if cached else None,
                 idempotency_key=self.guard.scoped_name(scope, idempotency_key)
                 or derived_key("remember_fact", cand, self.config)))
         finally:
             if ref is not None:
                 self._drop_orphan_blob(ref)
         self._apply_retention(result.item_id, ret, actor)
+        if cached is not None and cached.refresh.strategy == "background":
+            from remem.service.jobs.refresh import arm_refresh
+
+            arm_refresh(self)
         return result
 
     def _candidate_fact(self, scope: str, key: str, value: Any, kind: Any, valid_at: Any,
