@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from remem.api.schemas import IdemStr, KeyStr, MetadataField, ScopeStr, SourceIn, UtcDatetime
 from remem.domain.limits import MAX_BLOB_BYTES, MAX_FACT_VALUE_BYTES
@@ -31,8 +31,8 @@ class FactRetentionIn(_In):
     model_config = ConfigDict(extra="forbid", populate_by_name=False)
 
     keep_until: UtcDatetime | None = Field(default=None, alias="keepUntil")
-    keep_days: int | None = Field(default=None, alias="keepDays", ge=1, le=365_000)
-    legal_hold: bool = Field(default=False, alias="legalHold")
+    keep_days: StrictInt | None = Field(default=None, alias="keepDays", ge=1, le=365_000)
+    legal_hold: StrictBool = Field(default=False, alias="legalHold")
 
     def to_service(self) -> dict[str, Any]:
         """The ``retention`` argument of ``Memory.remember_fact``."""
