@@ -108,6 +108,9 @@ def test_a_reader_cannot_put_and_an_unknown_field_is_refused(served):
     r = http.post("/facts", headers=heads["bob"],
                   json={"scope": ALICE, "key": "diet", "content": "vegan"})
     assert r.status_code == 403
+    big = {"scope": ALICE, "key": "notes", "value": big_text(100_000)}
+    r = http.post("/items", headers=heads["writer"], json=big)  # other routes keep 64 KiB
+    assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_large"
     assert _count(http, heads) == 0
 
 
