@@ -19,6 +19,7 @@ from remem.domain.limits import MAX_BLOB_BYTES
 from remem.domain.timefmt import from_iso
 from remem.testing.served import Server
 
+from .cached_kit import block
 from .fact_kit import (  # noqa: F401 - fixtures
     ALICE,
     assert_valid_fact,
@@ -112,6 +113,23 @@ def test_a_reader_cannot_put_and_an_unknown_field_is_refused(served):
     r = http.post("/items", headers=heads["writer"], json=big)  # other routes keep 64 KiB
     assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_large"
     assert _count(http, heads) == 0
+
+
+def test_a_fact_with_a_cached_source_is_a_kind_b_cached_fact(served):
+    http, heads = served
+    src = block("https://rates.example.com/eur_usd", ttl=300, etag='"v1"')
+    w = http.post("/facts", headers=heads["writer"], json={
+        "scope": ALICE, "key": "eur_usd", "content": 1.08, "cached_source": src})
+    assert w.status_code == 200, w.text
+    got = http.get(f"/items/{w.json()['item_id']}/cached-source", headers=heads["reader"])
+    out = got.json()
+    assert (out["kind"], out["uri"], out["refresh"]) == (src["kind"], src["uri"],
+                                                         src["refresh"])
+    assert out["freshness"]["etag"] == '"v1"' and out["freshness"]["ttlSeconds"] == 300
+    bad = http.post("/facts", headers=heads["writer"], json={
+        "scope": ALICE, "key": "eur_gbp", "content": 0.85, "cached_source": {"kind": "ftp"}})
+    assert bad.status_code == 422
+    assert _count(http, heads) == 1
 
 
 def test_another_scopes_fact_is_the_same_404_as_a_missing_id(served):
