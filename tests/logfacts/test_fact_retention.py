@@ -56,7 +56,7 @@ def test_scheduled_retention_erases_expired_facts_but_never_a_held_one(store, me
     clock.advance(days=2)
     runs = [o for o in mem.run_jobs() if o["kind"] == "retention"]
     assert len(runs) == 1  # one armed job ran (not one per interval missed)
-    assert runs[0]["stats"] == {"erased": 2, "blocked": 1, "blobs": 1}
+    assert runs[0]["stats"] == {"erased": 2, "blocked": 1, "blobs": 1, "orphan_blobs": 0}
     for gone in (plain, big):
         with pytest.raises(NotFound):
             mem.fact(gone.item_id)

@@ -50,6 +50,8 @@ TEMPLATES: dict[tuple[str, str], tuple[dict | None, Any]] = {
     ("POST", "/memories"): (None, {"memory_id": "{memory_id}"}),
     ("PUT", "/memories/{memory_id}/config"): (None, {}),
     ("POST", "/memory/{memory_id}/tokens"): (None, {"role": "admin", "subject": "admin"}),
+    ("POST", "/memory/{memory_id}/facts"): (None, {"scope": ALICE, "key": "shoe_size",
+                                                   "content": 42, "type": "user-profile"}),
 }
 #: POST routes that only read.
 READ_POSTS = {"/memory/{memory_id}/recall", "/memory/{memory_id}/context",

@@ -168,6 +168,11 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
             "valid_at": "2024-01-01T00:00:00Z", "valid_until": "2030-01-01T00:00:00Z",
             "source": {"id": "s-1", "text": "I am vegan", "role": "user",
                        "occurred_at": "2024-01-01T00:00:00Z"}, "idempotency_key": "i-1"}),
+        ("POST", "/memory/{memory_id}/facts"): ("/memory/m1/facts", {
+            "scope": "user:alice", "key": "trip_report", "content": {"days": 3},
+            "type": "summary", "kind": "fact", "retention": {"keepDays": 30},
+            "valid_at": "2024-01-01T00:00:00Z", "source": {"id": "s-f1"},
+            "idempotency_key": "i-f1", "metadata": {"app": "crm"}}),
         ("PUT", "/memory/{memory_id}/items/{item_id}"): (item, {
             "value": "Lyon", "expected_revision": 1, "kind": "profile_slot",
             "source": {"id": "s-2"}, "idempotency_key": "i-2"}),

@@ -66,7 +66,8 @@ def test_scheduled_retention_erases_an_expired_item(mem, clock):
     clock.advance(hours=2)
     ran = mem.run_jobs()
     assert ran[0]["kind"] == "retention" and ran[0]["stats"] == {"erased": 1, "blocked": 0,
-                                                                   "blobs": 0}
+                                                                   "blobs": 0,
+                                                                   "orphan_blobs": 0}
     with pytest.raises(NotFound):
         mem.get(item.item_id)
     assert mem.owner.verify()["ok"]

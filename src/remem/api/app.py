@@ -88,7 +88,9 @@ def create_app(store: Any, *, max_body_bytes: int = MAX_BODY_BYTES,
     app.state.tokens = Tokens(store)
     app.state.store_lock = anyio.Lock() if serialize else None
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    from remem.api.routes.facts import LARGE_BODIES
+
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, larger=LARGE_BODIES)
     for router in ROUTERS:
         app.include_router(router)
     from remem.ui import mount_ui

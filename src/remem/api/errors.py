@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -111,19 +112,31 @@ def install_error_handlers(app: FastAPI) -> None:
 
 class BodyLimit:
     """ASGI middleware: reads at most ``max_bytes`` of an HTTP request body before the app
-    sees any of it; a larger body (by Content-Length or as received) gets 413."""
+    sees any of it; a larger body (by Content-Length or as received) gets 413.
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    ``larger`` names the few routes that take bigger bodies: ``(method, path regex,
+    max_bytes)``, e.g. fact content that goes to the blob store."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int,
+                 larger: Sequence[tuple[str, str, int]] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.larger = [(m, re.compile(p), n) for m, p, n in larger]
+
+    def _limit(self, scope: Scope) -> int:
+        for method, path, max_bytes in self.larger:
+            if scope.get("method") == method and path.fullmatch(scope.get("path", "")):
+                return max_bytes
+        return self.max_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self._limit(scope)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._reject(scope, send, declared)
+        if declared is not None and declared > limit:
+            await self._reject(scope, send, declared, limit)
             return
         chunks, size, more = [], 0, True
         while more:
@@ -132,8 +145,8 @@ class BodyLimit:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_bytes:
-                await self._reject(scope, send, size)
+            if size > limit:
+                await self._reject(scope, send, size, limit)
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
@@ -149,9 +162,9 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _reject(self, scope: Scope, send: Send, size: int) -> None:
-        exc = RequestTooLarge(f"Request body is over {self.max_bytes} bytes ({size} read); send "
-                              "a smaller body.", limit=self.max_bytes)
+    async def _reject(self, scope: Scope, send: Send, size: int, limit: int) -> None:
+        exc = RequestTooLarge(f"Request body is over {limit} bytes ({size} read); send "
+                              "a smaller body.", limit=limit)
         data = json.dumps({"error": exc.to_dict()}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),

@@ -453,6 +453,9 @@ def _register_commands() -> None:
     from remem.cli import session_cmds
 
     session_cmds.register(app)
+    from remem.cli import fact_cmds
+
+    fact_cmds.register(app)
 
 
 _register_commands()

@@ -31,6 +31,9 @@ from remem.domain.model import Authority, parse_key
 from remem.domain.timefmt import from_iso
 from remem.errors import InvalidInput, NotFound
 
+#: A blob file younger than this is never swept: its fact may still be committing.
+BLOB_GRACE_S = 3600.0
+
 _RETENTION_FIELDS = frozenset({"keep_until", "keep_days", "legal_hold"})
 
 
@@ -65,6 +68,25 @@ def parse_retention(retention: dict[str, Any] | None) -> dict[str, Any]:
     return {"keep_until": until, "keep_days": days, "legal_hold": hold}
 
 
+def sweep_orphan_blobs(memory: Any, *, grace_s: float = BLOB_GRACE_S,
+                       now_s: float | None = None) -> int:
+    """Deletes the memory's blob files that no payload row references and that are older
+    than ``grace_s`` seconds (a crash between writing a blob and committing its fact leaves
+    one). Run by the retention job; internal (no principal check, as the job itself).
+
+    Returns:
+        How many files were deleted (0 when the store has no blob directory).
+    """
+    from remem.stores.sql.facts import memory_content_refs
+
+    blobs = memory.ctx.owner.blobs
+    sweep = getattr(blobs, "sweep_orphans", None)  # a provider that cannot list: no sweep
+    if sweep is None:
+        return 0
+    return sweep(memory.id, memory_content_refs(memory.store, memory.id), grace_s=grace_s,
+                 now_s=now_s)
+
+
 class FactMethods:
     """remember_fact / fact / fact_content (see ``Memory``)."""
 
@@ -75,7 +97,8 @@ class FactMethods:
                       kind: str | None = None, retention: dict[str, Any] | None = None,
                       source: Any = None, valid_at: datetime | None = None,
                       idempotency_key: str | None = None, actor: str | None = None,
-                      metadata: dict[str, Any] | None = None) -> Any:
+                      metadata: dict[str, Any] | None = None,
+                      cached_source: dict[str, Any] | None = None) -> Any:
         """Remembers a fact: ``remember`` with a schema ``type``, per-fact retention and
         content up to 64 KB inline (larger goes to the blob store automatically).
 
@@ -85,6 +108,7 @@ class FactMethods:
                 given without a kind picks the kind it maps to (else ``fact``).
             retention: ``{"keep_until": datetime | ISO, "keep_days": int,
                 "legal_hold": bool}``; a hold needs the admin role.
+            cached_source: makes the fact a Kind-B cached fact (as ``remember``).
 
         Returns:
             WriteResult (as ``remember``).
@@ -96,6 +120,7 @@ class FactMethods:
         """
         from remem.domain.access import Role
         from remem.domain.filters import parse_metadata
+        from remem.service.cached_source import parse_cached_source
         from remem.service.candidates import derived_key
         from remem.service.ids import new_id
         from remem.service.writer import WriteRequest
@@ -109,6 +134,7 @@ class FactMethods:
         ret = parse_retention(retention)
         if ret["legal_hold"]:
             self.guard.role(Role.ADMIN, "set legal holds")
+        cached = parse_cached_source(cached_source) if cached_source is not None else None
         check_value(content, key, MAX_BLOB_BYTES)
         data = content_bytes(key, content)
         ref = None
@@ -133,12 +159,18 @@ class FactMethods:
                 cand, Authority.OWNER, self._actor(actor), metadata=parsed_meta,
                 stated_valid_at=valid_at or cand.source.occurred_at,
                 fact=attrs.to_json() or None,
+                on_written=self.ctx.cached.written_hook(cached) if cached else None,
+                extra_meaning={"cached_source": cached.to_schema()} if cached else None,
                 idempotency_key=self.guard.scoped_name(scope, idempotency_key)
                 or derived_key("remember_fact", cand, self.config)))
         finally:
             if ref is not None:
                 self._drop_orphan_blob(ref)
         self._apply_retention(result.item_id, ret, actor)
+        if cached is not None and cached.refresh.strategy == "background":
+            from remem.service.jobs.refresh import arm_refresh
+
+            arm_refresh(self)
         return result
 
     def _candidate_fact(self, scope: str, key: str, value: Any, kind: Any, valid_at: Any,

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
+from collections.abc import Collection
 from pathlib import Path
 
 from remem.errors import InvalidInput, NotFound
@@ -85,6 +87,35 @@ class LocalBlobStore:
 
     def exists(self, ref: str) -> bool:
         return self.path(ref).exists()
+
+    def sweep_orphans(self, bucket: str, referenced: Collection[str], *, grace_s: float,
+                      now_s: float | None = None) -> int:
+        """Deletes the files of ``bucket`` that no reference in ``referenced`` names and that
+        were last modified more than ``grace_s`` seconds before ``now_s`` (default: the wall
+        clock, which is what file mtimes are in). Left-over temporary files of an interrupted
+        write count too. A younger file is kept, so a write between its blob and its commit
+        is never swept.
+
+        Returns:
+            How many files were deleted.
+        """
+        folder = self.root / bucket
+        if not _NAME.match(bucket) or not folder.is_dir():
+            return 0
+        cutoff = (time.time() if now_s is None else now_s) - grace_s
+        keep = {self.path(r) for r in referenced if r.startswith(f"{PREFIX}{bucket}/")}
+        deleted = 0
+        for entry in folder.iterdir():
+            try:
+                if entry in keep or not entry.is_file() or entry.stat().st_mtime > cutoff:
+                    continue
+                entry.unlink()
+            except FileNotFoundError:
+                continue
+            deleted += 1
+        if deleted:
+            _fsync_dir(folder)
+        return deleted
 
 
 def _fsync_dir(path: Path) -> None:

@@ -33,6 +33,17 @@ def content_refs(store: Any, memory_id: str, item_ids: Sequence[str]) -> list[st
     return refs
 
 
+def memory_content_refs(store: Any, memory_id: str) -> set[str]:
+    """Every blob reference any payload of the memory holds (the orphan sweep keeps these)."""
+    refs: set[str] = set()
+    for r in store._all("SELECT fact FROM payloads WHERE memory_id=? AND fact IS NOT NULL",
+                        (memory_id,)):
+        ref = json.loads(r["fact"]).get("content_ref")
+        if ref:
+            refs.add(ref)
+    return refs
+
+
 def referenced(store: Any, memory_id: str, ref: str) -> bool:
     """Whether any payload of the memory still refers to blob ``ref``."""
     for r in store._all("SELECT fact FROM payloads WHERE memory_id=? AND fact LIKE ?",
@@ -66,5 +77,5 @@ def merged_into(store: Any, memory_id: str, item_id: str) -> list[str]:
     return out
 
 
-__all__ = ["content_refs", "event_at", "merged_into", "payload_fact", "referenced",
-           "vector_model"]
+__all__ = ["content_refs", "event_at", "memory_content_refs", "merged_into", "payload_fact",
+           "referenced", "vector_model"]
