@@ -114,11 +114,11 @@ def test_receipts_advance_and_chain_like_observe_one_by_one(store):
     texts = ("I like green tea.", "We walked to the harbour.", "My dog is called Rex.")
     many = mem.observe_many(SCOPE, turns(*texts), run_id="chat-1")
     assert [r.phase for r in many] == ["available"] * 3
-    assert [r.sequence for r in many] == [1, 2, 3]
+    assert [r.sequence for r in many] == [0, 1, 2]  # schema LogEntry: from 0
     assert [r.accepted_seq for r in many] == sorted({r.accepted_seq for r in many})
     assert all(r.accepted_seq <= r.resolved_seq <= r.available_seq for r in many)
     nxt = mem.observe(SCOPE, "I moved to Porto.", source_id="t9", run_id="chat-1")
-    assert nxt.sequence == 4 and nxt.accepted_seq > many[-1].accepted_seq
+    assert nxt.sequence == 3 and nxt.accepted_seq > many[-1].accepted_seq
     rows = [mem.store.source(mem.id, sid) for sid in ("t0", "t1", "t2", "t9")]
     assert [r["prev_hash"] for r in rows[1:]] == [r["entry_hash"] for r in rows[:-1]]
     assert mem.inspect(SCOPE, "likes").current  # derive ran on the batch
