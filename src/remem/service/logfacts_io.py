@@ -109,7 +109,7 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
     comes first (when there are tombstones), so an import adopts it before any claim."""
-    tenant = tenant or lf.DEFAULT_TENANT
+    tenant = tenant or getattr(ctx, "tenant_id", None) or lf.DEFAULT_TENANT  # the memory's
     store, mid = ctx.store, ctx.id
     secret = store.claim_secret(mid)
     if secret is not None and store.export_counts(mid)["tombstones"]:

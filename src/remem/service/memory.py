@@ -595,8 +595,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
                          progress: Any = None) -> Any:
         """The memory as Log+Facts 1.3.0 JSON Lines: an iterator of ``bytes`` lines (log
         entries, facts, tombstones), each validated against the schema; streamed page by
-        page. ``tenant`` fills ``scope.tenantId`` (default ``"default"``). ``progress(done,
-        total)`` is called as records go out. Forgotten content is never exported.
+        page. ``tenant`` fills ``scope.tenantId`` (default: the memory's tenant).
+        ``progress(done, total)`` is called as records go out. Forgotten content is never exported.
 
         Raises:
             PermissionDenied: the caller is not the owner or a memory-wide admin.
