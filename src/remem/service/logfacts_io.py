@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from remem.domain import jsondoc
 from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType
 from remem.domain.limits import parse_kind, validate_candidate
@@ -223,11 +224,13 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            rec = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"line {n} is not JSON; every line must be one Log+Facts "
-                               "record.", line=n, field="(line)") from exc
+        try:  # strict, as an HTTP body: no NaN, duplicate fields, lone surrogates, 65+ deep
+            rec = jsondoc.loads(raw, field=f"line {n}")
+        except InvalidInput as exc:  # jsondoc's message may quote a number: not repeated
+            raise InvalidInput(f"line {n} is not JSON (strict: no NaN/Infinity, duplicate "
+                               "fields, lone surrogates or nesting over "
+                               f"{jsondoc.MAX_DOCUMENT_DEPTH}); every line must be one "
+                               "Log+Facts record.", line=n, field="(line)") from exc
         problem = schema_problem(rec) if schema else None
         if problem is not None:
             field_name = problem.split("'")[1] if "'" in problem else "(record)"
