@@ -357,6 +357,11 @@ class _Importer:
         results = self.ctx.writer.write_many(reqs)
         for f, r in zip(facts, results, strict=True):
             self._after(f, r)
+        forgotten = sum(r.outcome == "forgotten" for r in results)
+        if forgotten:
+            self.plan.warnings.append(
+                f"{forgotten} fact(s) of the file are claims this memory forgot; they were "
+                "not imported.")
 
     def _after(self, f: lf.FactIn, result: Any) -> None:
         """Statuses and retention the decision does not set: archive, keep_until, hold."""
