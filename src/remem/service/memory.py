@@ -605,7 +605,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
         from remem.service.logfacts_io import export_lines
 
         self.guard.manage("export the memory")
-        check_text(tenant, "tenant", 128)
+        _check_tenant(tenant)
         return export_lines(self.ctx, tenant=tenant, progress=progress)
 
     def export_log_facts_to(self, out: Any, *, tenant: str | None = None,
@@ -615,7 +615,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
         from remem.service.logfacts_io import export_to
 
         self.guard.manage("export the memory")
-        check_text(tenant, "tenant", 128)
+        _check_tenant(tenant)
         return export_to(self.ctx, out, tenant=tenant, progress=progress)
 
     def import_log_facts(self, path: Any, *, progress: Any = None) -> Any:
@@ -637,3 +637,11 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
 
 
 __all__ = ["Memory"]
+
+
+def _check_tenant(tenant: str | None) -> None:
+    """An export's ``tenant`` is a tenant id (the rule memories and tokens follow), or None."""
+    if tenant is not None:
+        from remem.service.store import check_tenant_id
+
+        check_tenant_id(tenant)
