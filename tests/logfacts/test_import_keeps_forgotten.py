@@ -24,3 +24,16 @@ def test_an_old_export_does_not_resurrect_a_forgotten_claim(tmp_path):
     assert mem.inspect("user:maya", "home_city").value == "Lyon"
     mem.remember("user:maya", "diet", "vegan-zz9", kind="preference")  # the owner still may
     assert mem.inspect("user:maya", "diet").value == "vegan-zz9"
+
+
+def test_a_claim_stated_again_after_its_forget_imports_as_itself(tmp_path):
+    mem = remem.open(str(tmp_path / "t.db")).create_memory("m1")
+    w = mem.remember("user:maya", "diet", "vegan-zz9", kind="preference")
+    mem.forget(scope="user:maya", key="diet", expected_revision=w.revision)
+    mem.remember("user:maya", "diet", "vegan-zz9", kind="preference")  # the owner again
+    now = tmp_path / "now.jsonl"
+    now.write_bytes(b"".join(line for line in mem.export_log_facts()  # the facts only
+                             if b'"remem-' not in line))
+    summary = mem.import_log_facts(now)  # a re-import: the live claim is seen again
+    assert not any("forgot" in x for x in summary.warnings)
+    assert mem.inspect("user:maya", "diet").value == "vegan-zz9"

@@ -193,7 +193,8 @@ class Writer:
             payload["metadata"] = req.metadata
         card, on_change = self.policy(key)
         authority = req.authority
-        if req.intent == "import" and self.claim_id(scope, key, c.value) in state.tombstones:
+        cid = self.claim_id(scope, key, c.value) if req.intent == "import" else None
+        if cid in state.tombstones and not any(i.claim_id == cid for i in state.live()):
             # An import (an old backup, a file made before a forget) never brings a forgotten
             # claim back: decided as the paths that never re-learn one (outcome forgotten).
             authority = Authority.ASSERT
