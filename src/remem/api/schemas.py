@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
 from remem.domain.limits import MAX_QUOTE_BYTES, MAX_SOURCE_ID_BYTES
 from remem.service.cached_source import CachedSource
@@ -99,7 +99,7 @@ class RememberIn(_In):
     source: SourceIn | None = None
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = MetadataField
-    priority: int | None = Field(default=None, ge=0, le=100, description="Higher is more "
+    priority: StrictInt | None = Field(default=None, ge=0, le=100, description="Higher is more "
                                  "important; the same claim with another priority revises "
                                  "the item (item.revised).")
     cached_source: CachedSource | None = Field(
@@ -433,7 +433,7 @@ class ObserveIn(_In):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Metadata kept with the source and inherited by the facts "
         "derived from it (same limits as an item's).")
-    priority: int | None = Field(default=None, ge=0, le=100, description="Priority of the "
+    priority: StrictInt | None = Field(default=None, ge=0, le=100, description="Priority of the "
                                  "facts derived from this source (higher is more important).")
 
 

@@ -53,7 +53,8 @@ def register(app: typer.Typer) -> None:
                                                           "(Log+Facts 1.3.0 JSON Lines).")
                        ] = "log-facts",
         tenant: Annotated[str | None, typer.Option(
-            help="tenantId written in every record's scope (default: 'default').")] = None,
+            help="tenantId written in every record's scope (default: the memory's tenant)."
+        )] = None,
         memory: Annotated[str | None, typer.Option(
             "--memory", "-m", help="Memory id (overrides the global --memory).")] = None,
     ) -> None:

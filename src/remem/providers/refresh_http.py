@@ -43,6 +43,19 @@ def _loopback_host(host: str) -> bool:
         return False
 
 
+def _path_under(path: str, prefix: str) -> bool:
+    """Whether the (decoded) ``path`` is under ``prefix``. httpx removes literal dot
+    segments but keeps encoded ones (``/v1/%2e%2e/admin`` decodes to ``/v1/../admin``),
+    which the source's server may resolve outside the prefix: any dot segment or
+    backslash left after decoding is refused. A prefix without a trailing slash covers
+    itself and what lies below it, not ``/v1evil``."""
+    if "\\" in path or any(seg in (".", "..") for seg in path.split("/")):
+        return False
+    if prefix.endswith("/") or path == prefix:
+        return path.startswith(prefix)
+    return path.startswith(prefix + "/")
+
+
 def _parse_allowed(entry: str) -> tuple[str, str, int | None, str] | str:
     if entry == LOOPBACK:
         return LOOPBACK
@@ -110,7 +123,7 @@ class HttpRefreshHandler:
                 continue
             scheme, ehost, eport, epath = entry
             if (url.scheme, host, port) == (scheme, ehost, eport) and \
-                    (url.path or "/").startswith(epath):
+                    _path_under(url.path or "/", epath):
                 return True
         return False
 

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from remem.domain import jsondoc
 from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType
 from remem.domain.limits import parse_kind, validate_candidate
@@ -109,7 +110,7 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
     comes first (when there are tombstones), so an import adopts it before any claim."""
-    tenant = tenant or lf.DEFAULT_TENANT
+    tenant = tenant or getattr(ctx, "tenant_id", None) or lf.DEFAULT_TENANT  # the memory's
     store, mid = ctx.store, ctx.id
     secret = store.claim_secret(mid)
     if secret is not None and store.export_counts(mid)["tombstones"]:
@@ -223,11 +224,13 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            rec = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"line {n} is not JSON; every line must be one Log+Facts "
-                               "record.", line=n, field="(line)") from exc
+        try:  # strict, as an HTTP body: no NaN, duplicate fields, lone surrogates, 65+ deep
+            rec = jsondoc.loads(raw, field=f"line {n}")
+        except InvalidInput as exc:  # jsondoc's message may quote a number: not repeated
+            raise InvalidInput(f"line {n} is not JSON (strict: no NaN/Infinity, duplicate "
+                               "fields, lone surrogates or nesting over "
+                               f"{jsondoc.MAX_DOCUMENT_DEPTH}); every line must be one "
+                               "Log+Facts record.", line=n, field="(line)") from exc
         problem = schema_problem(rec) if schema else None
         if problem is not None:
             field_name = problem.split("'")[1] if "'" in problem else "(record)"
@@ -354,6 +357,11 @@ class _Importer:
         results = self.ctx.writer.write_many(reqs)
         for f, r in zip(facts, results, strict=True):
             self._after(f, r)
+        forgotten = sum(r.outcome == "forgotten" for r in results)
+        if forgotten:
+            self.plan.warnings.append(
+                f"{forgotten} fact(s) of the file are claims this memory forgot; they were "
+                "not imported.")
 
     def _after(self, f: lf.FactIn, result: Any) -> None:
         """Statuses and retention the decision does not set: archive, keep_until, hold."""

@@ -626,8 +626,8 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
                          progress: Any = None) -> Any:
         """The memory as Log+Facts 1.3.0 JSON Lines: an iterator of ``bytes`` lines (log
         entries, facts, tombstones), each validated against the schema; streamed page by
-        page. ``tenant`` fills ``scope.tenantId`` (default ``"default"``). ``progress(done,
-        total)`` is called as records go out. Forgotten content is never exported.
+        page. ``tenant`` fills ``scope.tenantId`` (default: the memory's tenant).
+        ``progress(done, total)`` is called as records go out. Forgotten content is never exported.
 
         Raises:
             PermissionDenied: the caller is not the owner or a memory-wide admin.
@@ -636,7 +636,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
         from remem.service.logfacts_io import export_lines
 
         self.guard.manage("export the memory")
-        check_text(tenant, "tenant", 128)
+        _check_tenant(tenant)
         return export_lines(self.ctx, tenant=tenant, progress=progress)
 
     def export_log_facts_to(self, out: Any, *, tenant: str | None = None,
@@ -646,7 +646,7 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
         from remem.service.logfacts_io import export_to
 
         self.guard.manage("export the memory")
-        check_text(tenant, "tenant", 128)
+        _check_tenant(tenant)
         return export_to(self.ctx, out, tenant=tenant, progress=progress)
 
     def import_log_facts(self, path: Any, *, progress: Any = None) -> Any:
@@ -668,3 +668,11 @@ class Memory(AdminMethods, InteropMethods, FactMethods, CachedMethods):
 
 
 __all__ = ["Memory"]
+
+
+def _check_tenant(tenant: str | None) -> None:
+    """An export's ``tenant`` is a tenant id (the rule memories and tokens follow), or None."""
+    if tenant is not None:
+        from remem.service.store import check_tenant_id
+
+        check_tenant_id(tenant)

@@ -193,9 +193,15 @@ class Writer:
         if req.metadata:
             payload["metadata"] = req.metadata
         card, on_change = self.policy(key)
+        authority = req.authority
+        cid = self.claim_id(scope, key, c.value) if req.intent == "import" else None
+        if cid in state.tombstones and not any(i.claim_id == cid for i in state.live()):
+            # An import (an old backup, a file made before a forget) never brings a forgotten
+            # claim back: decided as the paths that never re-learn one (outcome forgotten).
+            authority = Authority.ASSERT
         decision = decide(
             state, c, memory_id=self.memory_id, claim_secret=self.claim_secret,
-            authority=req.authority, now=now,
+            authority=authority, now=now,
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,

@@ -21,7 +21,8 @@ NDJSON = "application/x-ndjson"
 def export_log_facts(memory: Caller,
                      tenant: Annotated[str | None, Query(
                          min_length=1, max_length=128,
-                         description="tenantId of every record (default 'default').")] = None
+                         description="tenantId of every record (default: the memory's tenant)."
+                     )] = None
                      ) -> Any:
     """Streams every log entry, fact and tombstone, each validated against the schema
     (owner or memory-wide admin; others get 403 before anything is sent)."""
