@@ -214,6 +214,18 @@ def bodies(s: Served) -> dict[tuple[str, str], tuple[str, dict]]:
         ("POST", "/memory/{memory_id}/slots/{entity}/{attribute}/forget"): (
             "/memory/m1/slots/user/diet/forget", {"expected_revision": 1,
                                                   "scope": "user:alice"}),
+        ("POST", "/memory/{memory_id}/observe_many"): ("/memory/m1/observe_many", {
+            "scope": "user:alice", "run_id": "r-many", "turns": [{
+                "text": "I like tea.", "id": "many-1", "role": "user", "actor": "alice",
+                "occurred_at": "2024-01-01T00:00:00Z", "kind": "user-message",
+                "idempotency_key": "i-many-1", "metadata": {"app": "crm"},
+                "payload": {"lang": "en"}}]}),
+        ("POST", "/memory/{memory_id}/query"): ("/memory/m1/query", {
+            "scopes": ["user:alice"], "text": "tea", "limit": 5}),
+        ("POST", "/memory/{memory_id}/deactivate"): ("/memory/m1/deactivate", {
+            "scope": "user:alice", "host_id": "sess-1", "host_kind": "chat",
+            "turns": [{"id": "h-1", "role": "user", "text": "I like tea.",
+                       "occurred_at": "2024-01-01T00:00:00Z"}]}),
         ("POST", "/memory/{memory_id}/kip"): ("/memory/m1/kip", {
             "kip_memory": "2.0", "operation": "recall", "scope": {"task_ref": "user:alice"},
             "budget": {"max_output_tokens": 400}, "input": {"query": "tea"}}),

@@ -437,18 +437,23 @@ class ObserveIn(_In):
                                  "facts derived from this source (higher is more important).")
 
 
-class TurnIn(_In):
+class ObserveTurnIn(_In):
     """One turn of an ``observe_many`` batch (``observe``'s fields; ``id`` is the source id)."""
 
     text: str = Field(min_length=1, max_length=16_384, description="The captured input "
                       "(<= 16,384 UTF-8 bytes).")
     id: str | None = Field(default=None, max_length=MAX_SOURCE_ID_BYTES)
-    role: str = Field(default="user", max_length=32)
+    role: str | None = Field(default=None, max_length=32, description="Default: from the "
+                             "kind (user for user-message).")
     actor: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
-    kind: str = Field(default="user-message", max_length=64)
+    kind: str | None = Field(default=None, max_length=64, description="A log entry kind "
+                             "(default: from the role, else user-message).")
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = None
+    payload: dict[str, Any] | None = Field(default=None, description="The kind-specific "
+                                           "payload object; unknown fields are kept.")
+    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512)
 
 
 #: Most turns one HTTP ``observe_many`` request takes (one transaction).
@@ -457,7 +462,7 @@ MAX_HTTP_OBSERVE_MANY = 256
 
 class ObserveManyIn(_In):
     scope: str = ScopeStr
-    turns: list[TurnIn] = Field(min_length=1, max_length=MAX_HTTP_OBSERVE_MANY)
+    turns: list[ObserveTurnIn] = Field(min_length=1, max_length=MAX_HTTP_OBSERVE_MANY)
     run_id: str | None = Field(default=None, max_length=256)
 
 
@@ -561,7 +566,7 @@ class StageSourceIn(_In):
 
 
 # --- KickSide: session deactivate and the queryable contract -------------------------------
-class TurnIn(_In):
+class CapturedTurnIn(_In):
     """One persisted turn of a host conversation (its ``id`` is the host's message id)."""
 
     id: str = Field(min_length=1, max_length=MAX_SOURCE_ID_BYTES)
@@ -578,7 +583,7 @@ class DeactivateIn(_In):
     host_id: str = Field(min_length=1, max_length=512, description="The host's conversation "
                          "(session) id: the capture cursor's name.")
     host_kind: str = Field(default="chat", min_length=1, max_length=128)
-    turns: list[TurnIn] | None = Field(default=None, max_length=256,
+    turns: list[CapturedTurnIn] | None = Field(default=None, max_length=256,
                                        description="The conversation's tail, oldest first; "
                                        "turns past the cursor are captured.")
     expected_position: int | None = Field(default=None, ge=0,

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from remem.cli.output import emit, table
+from remem.cli.output import STATE, emit, say, table
 
 
 def _health_table(status: dict[str, Any]):
@@ -22,7 +22,8 @@ def _health_table(status: dict[str, Any]):
     if err is not None:
         rows.append((f"last error ({err['kind']}, {err['state']}, {err['at'][:19]})",
                      err["error"], "", "", ""))
-    return table(title, ["jobs", "pending", "running", "scheduled", "failed"], rows)
+    # the summary is its own line: as the table's title it would wrap to the table's width
+    return title, table(None, ["jobs", "pending", "running", "scheduled", "failed"], rows)
 
 
 def register(app: typer.Typer) -> None:
@@ -34,5 +35,8 @@ def register(app: typer.Typer) -> None:
         derive/index jobs, the oldest pending age and the last error (admin)."""
         def body():
             out = current_memory().status()
-            emit(out, _health_table(out))
+            title, jobs = _health_table(out)
+            if not STATE.json:
+                say(title)
+            emit(out, jobs)
         run(body)
