@@ -13,7 +13,7 @@ from typing import Any
 
 from remem.api.auth import Caller
 from remem.api.routing import make_router
-from remem.api.schemas import DeactivateIn, DeactivateOut, QueryIn, QueryOut
+from remem.api.schemas_sessions import DeactivateIn, DeactivateOut, QueryIn, QueryOut
 
 router = make_router(["memory"], prefix="/memory/{memory_id}")
 
