@@ -28,7 +28,7 @@ def populate(mem) -> None:
     mem.observe("user:maya", ERASED, run_id="r1", source_id="s2", derive=False,
                 occurred_at=T + timedelta(minutes=1))
     mem.observe("user:maya", "see you", run_id="r1", source_id="s3", derive=False,
-                occurred_at=T + timedelta(minutes=2), kind="chat-turn")
+                occurred_at=T + timedelta(minutes=2), kind="agent-message")
     mem.observe("agent:bot", "tool said 42", run_id="r2", source_id="t1", derive=False,
                 occurred_at=T, kind="tool-result", role="tool", actor="calc")
     mem.forget_source("s2")

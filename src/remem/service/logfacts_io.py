@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -25,7 +26,8 @@ from typing import Any
 
 from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType
-from remem.domain.limits import parse_kind, validate_candidate
+from remem.domain.limits import MAX_FACT_VALUE_BYTES, validate_candidate
+from remem.domain.labels import REF_PREFIX
 from remem.domain.model import Authority, Candidate, Scope, Source, parse_key
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
@@ -34,6 +36,7 @@ from remem.errors import InvalidInput
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "specs" / "logfacts" / "memory.schema.json"
 FACT_BATCH = 500
+DEFAULT_TENANT = "default"
 Progress = Callable[[int, int], None]
 IMPORT_ACTOR = "system:import"
 
@@ -109,39 +112,63 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
     comes first (when there are tombstones), so an import adopts it before any claim."""
-    tenant = tenant or lf.DEFAULT_TENANT
+    from remem.domain.logentry import log_entry_record
+
+    tenant = tenant or getattr(ctx, "tenant_id", None) or DEFAULT_TENANT
     store, mid = ctx.store, ctx.id
     secret = store.claim_secret(mid)
     if secret is not None and store.export_counts(mid)["tombstones"]:
         yield lf.claim_key_record(mid, secret, tenant=tenant)
-    run, seq, prev = None, 0, lf.ZERO_HASH
     for row in store.export_sources(mid):
-        if row["run_id"] != run:
-            run, seq, prev = row["run_id"], 0, lf.ZERO_HASH
-        rec = lf.log_entry_record(row, tenant=tenant, sequence=seq, prev_hash=prev)
-        seq, prev = seq + 1, rec["entryHash"]
-        yield rec
-    line, version = None, 0
-    replaced: dict[str, str] = {}  # successor item id -> "<id>@<version>" it replaced
+        yield log_entry_record({**row, "tenant_id": tenant})
+    archived: list[tuple[str, str, str]] = []
     for item, payload in store.export_items(mid):
-        if (item.scope, item.key) != line:
-            line, version, replaced = (item.scope, item.key), 0, {}
-        version += 1
-        rec = lf.fact_record(item, payload, tenant=tenant, version=version)
-        if item.item_id in replaced:
-            rec["supersedes"] = replaced.pop(item.item_id)
-        if item.superseded_by:
-            replaced[item.superseded_by] = f"{rec['id']}@{version}"
+        rec = fact_of(ctx, item, payload, tenant)
         yield rec
+        if item.status == "archived":
+            archived.append((item.item_id, item.scope, rec["updatedAt"]))
+    for item_id, scope, at in archived:
+        yield lf.archived_record(item_id, scope, at, tenant=tenant)
     for scope, key, claim in store.export_tombstones(mid):
         yield lf.tombstone_record(scope, key, claim, tenant=tenant)
+
+
+def fact_of(ctx: Any, item: Any, payload: dict[str, Any], tenant: str) -> dict[str, Any]:
+    """The Fact of an exported item (``domain.fact.fact_record``, as ``Memory.fact`` builds
+    it) plus its Kind-B Source block when it is a cached fact."""
+    from remem.domain.fact import FactAttrs, fact_record
+    from remem.service.cached_source import schema_block
+    from remem.stores.sql import facts as sql
+
+    store, mid = ctx.store, ctx.id
+    merged = sql.merged_into(store, mid, item.item_id)
+    causes = [item.source_id] + [p["source_id"] for p in store.provenance(mid, item.item_id)]
+    for m in merged:
+        causes.extend(p["source_id"] for p in store.provenance(mid, m))
+    previous = [r for r in store.key_items(mid, item.scope, item.key)
+                if r.superseded_by == item.item_id and r.item_id not in set(merged)]
+    rec = fact_record(
+        item, value=payload["value"], tenant_id=tenant,
+        attrs=FactAttrs.from_json(payload["fact"]),
+        updated_at=sql.event_at(store, mid, item.updated_seq),
+        embedding_model=sql.vector_model(store, mid, item.item_id),
+        caused_by=[c for c in causes if c],
+        supersedes=max(previous, key=lambda r: r.revision).item_id if previous else None)
+    if not payload["found"]:
+        for f in ("content", "contentRef", "contentHash", "size"):
+            rec.pop(f, None)
+    row = store.cached_sources(mid, [item.item_id]).get(item.item_id)
+    if row is not None:
+        rec["source"] = schema_block(row)
+    return rec
 
 
 def record_kind(rec: dict[str, Any]) -> str:
     """log_entries | facts | tombstones | claim_keys (the Summary counter of a record)."""
     if "runId" in rec:
         return "log_entries"
-    return {lf.TOMBSTONE_TYPE: "tombstones", lf.CLAIM_KEY_TYPE: "claim_keys"}.get(
+    return {lf.TOMBSTONE_TYPE: "tombstones", lf.CLAIM_KEY_TYPE: "claim_keys",
+            lf.ARCHIVED_TYPE: "archived"}.get(
         rec.get("type"), "facts")
 
 
@@ -178,13 +205,15 @@ class Summary:
     facts: int = 0
     tombstones: int = 0
     claim_keys: int = 0
+    archived: int = 0
     bytes: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
     def records(self) -> int:
-        return self.log_entries + self.facts + self.tombstones + self.claim_keys
+        return (self.log_entries + self.facts + self.tombstones + self.claim_keys
+                + self.archived)
 
     def count(self, kind: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -193,6 +222,7 @@ class Summary:
         rate = self.records / self.seconds if self.seconds > 0 else None
         return {"records": self.records, "log_entries": self.log_entries, "facts": self.facts,
                 "tombstones": self.tombstones, "claim_keys": self.claim_keys,
+                "archived": self.archived,
                 "bytes": self.bytes, "seconds": round(self.seconds, 3),
                 "records_per_s": round(rate, 1) if rate else None, "warnings": self.warnings}
 
@@ -212,7 +242,7 @@ def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
 
 
 # --- import --------------------------------------------------------------------------------
-def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
+def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any = None
                 ) -> Iterator[tuple[int, lf.Parsed]]:
     """``(line number, parsed record)`` of every non-blank line, fully checked
     (``schema=False``: pass 2 of an import, after pass 1 checked the schema of every line).
@@ -235,7 +265,7 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
                                field=field_name)
         try:
             parsed = lf.from_record(rec)
-            check(parsed)
+            check(parsed, blobs)
         except InvalidInput as exc:
             f = exc.details.get("field", "(record)")
             raise InvalidInput(f"line {n}: field '{f}' is not valid for remem "
@@ -250,30 +280,61 @@ def _reason(exc: InvalidInput) -> str:
             "kind": "not a remem kind"}.get(str(exc.details.get("field")), "refused")
 
 
-def check(rec: lf.Parsed) -> None:
-    """The checks remember/observe make, before anything is written."""
+def check(rec: lf.Parsed, blobs: Any = None) -> None:
+    """The checks remember/observe make, before anything is written (``blobs``: the store a
+    blob fact's ``contentRef`` must name an existing blob of the stated hash in)."""
+    from remem.service.cached_source import parse_cached_source
     from remem.service.sources import validate_observation
 
     if isinstance(rec, lf.SourceIn):
-        validate_observation(rec.scope, rec.text, rec.role, rec.kind, rec.run_id,
-                             rec.source_id, rec.actor)
-        from_iso(rec.occurred_at, field="timestamp")
+        r = rec.row
+        if r["text"] is not None:
+            validate_observation(r["scope"], r["text"], r["role"], r["kind"], r["run_id"],
+                                 r["source_id"], r["actor"])
+        from_iso(r["occurred_at"], field="timestamp")
     elif isinstance(rec, lf.FactIn):
-        fact_candidate(rec)
-    elif isinstance(rec, lf.TombstoneIn):
+        fact_candidate(rec.fact, blob_value(rec.fact, blobs) if rec.fact.content_ref else None)
+        if rec.source is not None:
+            parse_cached_source(rec.source)
+    elif isinstance(rec, lf.TombstoneIn) and not rec.scope.startswith(REF_PREFIX):
         Scope.parse(rec.scope)
         parse_key(rec.key)
 
 
-def fact_candidate(f: lf.FactIn) -> Candidate:
-    """The decision's candidate for a fact line (validated as ``remember`` validates)."""
-    src = Source(id=f.source_id, text=f.text, role=f.role or "owner")
-    cand = Candidate(scope=Scope.parse(f.scope), key=parse_key(f.key), value=f.value,
-                     kind=parse_kind(f.kind),
-                     valid_at=from_iso(f.valid_at, field="createdAt"), source=src,
-                     valid_until=from_iso(f.valid_until, field="content.validUntil")
-                     if f.valid_until else None)
-    validate_candidate(cand)
+def blob_value(f: Any, blobs: Any) -> Any:
+    """The full content value of a blob fact, read from ``blobs`` and checked against the
+    record's contentHash (an export names its blobs; it does not carry them).
+
+    Raises:
+        InvalidInput: no blob store, no such blob, or its bytes do not match.
+    """
+    from remem.domain.fact import content_hash
+
+    try:
+        data = blobs.get(f.content_ref) if blobs is not None else None
+    except Exception:  # noqa: BLE001 - any miss reads as "not there"
+        data = None
+    if data is None or content_hash(data) != f.content_hash:
+        raise InvalidInput("contentRef names no blob of this contentHash in this store's "
+                           "blob directory; copy the blob directory with the file.",
+                           field="contentRef")
+    return json.loads(data)["value"]
+
+
+def fact_candidate(f: Any, full_value: Any = None) -> Candidate:
+    """The decision's candidate for a fact line (validated as ``remember_fact`` validates);
+    a blob fact (``full_value`` read from its blob) keeps remember_fact's summary value."""
+    from remem.domain.fact import content_bytes, content_hash, summary_text
+
+    value = f.value
+    if f.content_ref:
+        value = {"summary": summary_text(full_value),
+                 "contentHash": content_hash(content_bytes(f.key, full_value))}
+    src = Source(id=f.caused_by[0] if f.caused_by else None, text=None, role="owner")
+    cand = Candidate(scope=Scope.parse(f.scope), key=parse_key(f.key), value=value,
+                     kind=f.kind, valid_at=from_iso(f.created_at, field="createdAt"),
+                     source=src)
+    validate_candidate(cand, max_value_bytes=MAX_FACT_VALUE_BYTES)
     return cand
 
 
@@ -282,17 +343,19 @@ def _read(path: Path) -> Iterator[bytes]:
         yield from fh
 
 
-def check_file(path: Path, progress: Progress | None = None) -> Summary:
+KINDS = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombstones",
+         lf.ClaimKeyIn: "claim_keys", lf.ArchivedIn: "archived"}
+
+
+def check_file(path: Path, progress: Progress | None = None, blobs: Any = None) -> Summary:
     """Pass 1: validates every line; counts what pass 2 will write.
 
     Raises:
         InvalidInput: the first bad line (``details.line``, ``details.field``).
     """
     s = Summary()
-    kinds = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombstones",
-             lf.ClaimKeyIn: "claim_keys"}
-    for n, rec in parse_lines(_read(path)):
-        s.count(kinds[type(rec)])
+    for n, rec in parse_lines(_read(path), blobs=blobs):
+        s.count(KINDS[type(rec)])
         if progress is not None and n % 100 == 0:
             progress(n, 0)
     s.bytes = path.stat().st_size
@@ -303,10 +366,11 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
     """Validates ``path`` (pass 1, nothing written on a bad line), then rebuilds the memory
     through the write path (pass 2). Called by ``Memory.import_log_facts`` after the guard."""
     t0 = time.perf_counter()
-    plan = check_file(path)
+    blobs = mem.ctx.owner.blobs
+    plan = check_file(path, blobs=blobs)
     total = plan.records
     imp = _Importer(mem, plan)
-    for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False), 1):
+    for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False, blobs=blobs), 1):
         imp.add(rec)
         if progress is not None and (n % 100 == 0 or n == total):
             progress(n, total)
@@ -315,8 +379,29 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
     return plan
 
 
+class _FixedClock:
+    def __init__(self, at: str) -> None:
+        self.at = from_iso(at)
+
+    def now(self) -> Any:
+        return self.at
+
+
+@contextmanager
+def _at(ctx: Any, at: str) -> Iterator[None]:
+    """Pins the memory's clock to a record's time, so the restored ledger keeps the file's
+    createdAt/updatedAt (and an export of the import gives the same bytes)."""
+    saved = ctx.clock, ctx.writer.clock
+    ctx.clock = ctx.writer.clock = _FixedClock(at)
+    try:
+        yield
+    finally:
+        ctx.clock, ctx.writer.clock = saved
+
+
 class _Importer:
-    """Pass 2: writes parsed records in file order, facts in batches of ``FACT_BATCH``."""
+    """Pass 2: writes parsed records in file order; facts in batches of ``FACT_BATCH`` that
+    share one createdAt (the clock is pinned to it)."""
 
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
@@ -324,53 +409,79 @@ class _Importer:
 
     def add(self, rec: lf.Parsed) -> None:
         if isinstance(rec, lf.FactIn):
+            if self.facts and self.facts[0].fact.created_at != rec.fact.created_at:
+                self.flush()
             self.facts.append(rec)
             if len(self.facts) >= FACT_BATCH:
                 self.flush()
             return
         self.flush()
         if isinstance(rec, lf.SourceIn):
-            self.ctx.sources.observe(
-                rec.scope, rec.text, role=rec.role, actor=rec.actor, source_id=rec.source_id,
-                run_id=rec.run_id, occurred_at=from_iso(rec.occurred_at), kind=rec.kind,
-                metadata=rec.metadata)
+            _insert_entry(self.ctx, rec.row)
         elif isinstance(rec, lf.TombstoneIn):
             self._tombstone(rec)
+        elif isinstance(rec, lf.ArchivedIn):
+            self._archive(rec)
         elif isinstance(rec, lf.ClaimKeyIn):
             self._claim_key(rec)
 
     def flush(self) -> None:
         """Writes the pending facts in one transaction (each through the decision)."""
+        from remem.domain.fact import FactAttrs, type_of_kind
+        from remem.service.cached_source import parse_cached_source
         from remem.service.writer import WriteRequest
 
         if not self.facts:
             return
         facts, self.facts = self.facts, []
-        cands = [fact_candidate(f) for f in facts]
+        blobs = self.ctx.owner.blobs
+        cands = [fact_candidate(f.fact, blob_value(f.fact, blobs) if f.fact.content_ref
+                                else None) for f in facts]
         self.ctx.embedding.prime([item_text(c.key, c.value, c.source.text) for c in cands])
-        reqs = [WriteRequest(c, Authority.OWNER, IMPORT_ACTOR, metadata=f.metadata,
-                             stated_valid_at=c.valid_at, intent="import")
-                for c, f in zip(cands, facts, strict=True)]
-        results = self.ctx.writer.write_many(reqs)
+        reqs = []
+        for c, f in zip(cands, facts, strict=True):
+            x = f.fact
+            attrs = FactAttrs(x.fact_type if x.fact_type != type_of_kind(x.kind) else None,
+                              x.content_ref, x.size_bytes if x.content_ref else None,
+                              x.content_hash if x.content_ref else None)
+            cached = parse_cached_source(f.source) if f.source is not None else None
+            reqs.append(WriteRequest(
+                c, Authority.OWNER, IMPORT_ACTOR, stated_valid_at=c.valid_at,
+                intent="import", fact=attrs.to_json() or None,
+                on_written=self.ctx.cached.written_hook(cached) if cached else None))
+        with _at(self.ctx, facts[0].fact.created_at):
+            results = self.ctx.writer.write_many(reqs)
         for f, r in zip(facts, results, strict=True):
-            self._after(f, r)
+            self._after(f.fact, r)
 
-    def _after(self, f: lf.FactIn, result: Any) -> None:
-        """Statuses and retention the decision does not set: archive, keep_until, hold."""
-        if result.item_id is None:
+    def _after(self, f: Any, result: Any) -> None:
+        """Retention the decision does not set: keep_until, hold (at the fact's updatedAt)."""
+        if result.item_id is None or not (f.keep_until or f.legal_hold):
             return
-        if f.status == "archived":
-            self.ctx.writer.operate(f.scope, f.key, IMPORT_ACTOR,
-                                    lambda st, p: archive(st, result.item_id))
-        if f.keep_until:
-            self.mem.set_retention(result.item_id, keep_until=from_iso(f.keep_until),
-                                   actor=IMPORT_ACTOR)
-        if f.legal_hold:
-            self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
+        with _at(self.ctx, f.updated_at or f.created_at):
+            if f.keep_until:
+                self.mem.set_retention(result.item_id, keep_until=from_iso(f.keep_until),
+                                       actor=IMPORT_ACTOR)
+            if f.legal_hold:
+                self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
+
+    def _archive(self, a: lf.ArchivedIn) -> None:
+        item_id = a.item_id
+        rec = self.ctx.store.item(self.ctx.id, item_id)
+        if rec is None:
+            self.plan.warnings.append(f"an archived item {item_id!r} was not restored under "
+                                      "the same id; it stays current.")
+            return
+        with _at(self.ctx, a.at):
+            self.ctx.writer.operate(rec.scope, rec.key, IMPORT_ACTOR,
+                                    lambda st, p: archive(st, item_id))
 
     def _tombstone(self, t: lf.TombstoneIn) -> None:
         """A text-free ``item.forgotten`` event naming only the claim: it folds into a
         tombstone, so the automatic paths never learn the claim again."""
+        if t.scope.startswith(REF_PREFIX):  # a keyed memory's labels: refs only
+            self.ctx.store.import_tombstone(self.ctx.id, t.scope, t.key, t.claim_id)
+            return
         item_id = "itm_tombstone_" + t.claim_id[:32]
 
         def build(state: Any, proj: Any) -> Operation:
@@ -396,3 +507,31 @@ class _Importer:
             f"the file's tombstones were keyed by memory {k.memory_id!r}; in memory {mid!r} "
             "they cannot recognise the forgotten claims. Import into a new memory named "
             f"{k.memory_id!r} to keep them forgotten.")
+
+
+def _insert_entry(ctx: Any, row: dict[str, Any]) -> None:
+    """Writes one imported LogEntry row (``IMPORTED_FORMAT``: hashes kept as given) with its
+    text index, vector and ``source.recorded`` event; a source id already present is kept."""
+    from remem.domain.textindex import content_hash
+    from remem.service.writer import append_events
+    from remem.domain.sourcelog import source_doc_id
+
+    index = ctx.sources.embedding.index
+    text = row["text"]
+    vec = ctx.sources.embedding.embed([text])[0] if text is not None else None
+    with ctx.store.unit_of_work(ctx.id) as uow:
+        w = index.writer(uow)
+        if w.source(row["source_id"]) is not None:
+            return
+        w.insert_source({**row, "tenant_id": ctx.tenant_id, "recorded_at": row["occurred_at"],
+                         "metadata": None, "tz_offset_min": None})
+        if text is not None:
+            doc = source_doc_id(row["source_id"])
+            w.index_text(doc, "source", row["scope"], text)
+            ctx.sources.embedding.store_vectors(
+                w, [(doc, "source", row["scope"], content_hash(text), vec)])
+        head, _ = uow.head()
+        append_events(uow, [Event(EventType.SOURCE_RECORDED, {
+            "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
+            "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
+            actor=IMPORT_ACTOR, at=row["occurred_at"], expected_seq=head)
