@@ -62,8 +62,7 @@ def sorted_lines(data: bytes, drop_types: tuple[str, ...] = ()) -> list[bytes]:
                   if json.loads(line).get("type") not in drop_types)
 
 
-def entry_hash(rec: dict) -> str:
-    """The schema's entryHash, computed here independently of remem."""
-    body = {k: rec[k] for k in ("id", "kind", "scope", "runId", "actor", "timestamp",
-                                "sequence", "payload", "prevHash") if k in rec}
-    return "sha256:" + hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+def content_hash(payload: dict) -> str:
+    """The schema's contentHash of a payload, computed here independently of remem (the
+    entryHash commits to a salted digest that never leaves remem: docs/log-facts.md)."""
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(payload)).hexdigest()

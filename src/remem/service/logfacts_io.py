@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from remem.domain import logfacts_map as lf
-from remem.domain.events import Event, EventType
+from remem.domain.events import Event, EventType, ensure_text_free
 from remem.domain.limits import MAX_FACT_VALUE_BYTES, validate_candidate
 from remem.domain.labels import REF_PREFIX
 from remem.domain.model import Authority, Candidate, Scope, Source, parse_key
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
-from remem.domain.timefmt import from_iso
+from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "specs" / "logfacts" / "memory.schema.json"
@@ -406,6 +406,7 @@ class _Importer:
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
         self.facts: list[lf.FactIn] = []
+        self.item_ids: dict[str, str] = {}  # the file's item id -> the restored one
 
     def add(self, rec: lf.Parsed) -> None:
         if isinstance(rec, lf.FactIn):
@@ -452,6 +453,8 @@ class _Importer:
         with _at(self.ctx, facts[0].fact.created_at):
             results = self.ctx.writer.write_many(reqs)
         for f, r in zip(facts, results, strict=True):
+            if r.item_id is not None:
+                self.item_ids[f.fact.id] = r.item_id
             self._after(f.fact, r)
 
     def _after(self, f: Any, result: Any) -> None:
@@ -466,7 +469,7 @@ class _Importer:
                 self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
 
     def _archive(self, a: lf.ArchivedIn) -> None:
-        item_id = a.item_id
+        item_id = self.item_ids.get(a.item_id, a.item_id)
         rec = self.ctx.store.item(self.ctx.id, item_id)
         if rec is None:
             self.plan.warnings.append(f"an archived item {item_id!r} was not restored under "
@@ -480,7 +483,7 @@ class _Importer:
         """A text-free ``item.forgotten`` event naming only the claim: it folds into a
         tombstone, so the automatic paths never learn the claim again."""
         if t.scope.startswith(REF_PREFIX):  # a keyed memory's labels: refs only
-            self.ctx.store.import_tombstone(self.ctx.id, t.scope, t.key, t.claim_id)
+            _sealed_tombstone(self.ctx, t)
             return
         item_id = "itm_tombstone_" + t.claim_id[:32]
 
@@ -535,3 +538,29 @@ def _insert_entry(ctx: Any, row: dict[str, Any]) -> None:
             "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
             "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
             actor=IMPORT_ACTOR, at=row["occurred_at"], expected_seq=head)
+
+
+class _SealedEvent(Event):
+    """An event whose data already holds label refs (data version 2), as a keyed memory's
+    ``item.forgotten`` is stored: ``Event`` itself only takes raw labels, which it seals."""
+
+    def __post_init__(self) -> None:
+        extra = set(self.data) - {"scope_ref", "key_ref"}
+        ensure_text_free(self.type, {k: self.data[k] for k in extra})
+
+
+def _sealed_tombstone(ctx: Any, t: lf.TombstoneIn) -> None:
+    """A keyed memory's tombstone (label refs; the labels were erased): a sealed
+    ``item.forgotten`` event naming only refs and the claim, and its read-model row."""
+    from remem.domain.labels import SEALED_VERSION
+    from remem.service.writer import append_events
+    from remem.stores.sql.export import put_tombstone
+
+    with ctx.store.unit_of_work(ctx.id) as uow:
+        head, _ = uow.head()
+        append_events(uow, [_SealedEvent(EventType.ITEM_FORGOTTEN, {
+            "item_id": "itm_tombstone_" + t.claim_id[:32], "scope_ref": t.scope,
+            "key_ref": t.key, "revision": 0, "claim_id": t.claim_id, "reason": "imported",
+            "v": SEALED_VERSION})], actor=IMPORT_ACTOR, at=to_iso(ctx.clock.now()),
+            expected_seq=head)
+        put_tombstone(uow, t.scope, t.key, t.claim_id)

@@ -121,12 +121,10 @@ class SqlExport(SqlStore):
                        "excluded.claim_secret", (memory_id, secret))
             return True
 
-    def import_tombstone(self, memory_id: str, scope_ref: str, key_ref: str,
-                         claim_id: str) -> None:
-        """Restores a keyed memory's tombstone (label refs, claim id) in the read model: the
-        decision then refuses the forgotten claim again. Its raw labels were erased, so no
-        ledger event can name it (docs/log-facts.md, "Export and import")."""
-        with self._write() as c:
-            self._x(c, "INSERT INTO tombstones(memory_id, scope, key, claim_id) VALUES "
-                       "(?,?,?,?) ON CONFLICT DO NOTHING",
-                    (memory_id, scope_ref, key_ref, claim_id))
+
+def put_tombstone(uow: Any, scope_ref: str, key_ref: str, claim_id: str) -> None:
+    """The read-model row of an imported keyed tombstone, in the import's transaction (its
+    ``item.forgotten`` event is appended beside it, so a rebuild folds the same row)."""
+    uow.dialect.execute(uow.conn, "INSERT INTO tombstones(memory_id, scope, key, claim_id) "
+                        "VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+                        (uow.memory_id, scope_ref, key_ref, claim_id))
