@@ -88,10 +88,11 @@ def bench_backend(url: str, backend: str, *, items: int, sources: int, out_dir: 
 
 
 def _same_lines(a: Path, b: Path) -> bool:
-    def lines(p: Path) -> list[bytes]:
-        return sorted(x for x in p.read_bytes().splitlines()
-                      if b'"type":"remem-claim-key"' not in x)
-    return lines(a) == lines(b)
+    """Same records up to the item ids another memory derives (``comparable_lines``)."""
+    from remem.service.logfacts_io import comparable_lines
+
+    return (comparable_lines(a.read_bytes(), same_memory=False)
+            == comparable_lines(b.read_bytes(), same_memory=False))
 
 
 def run_export_bench(*, items: int = 100_000, sources: int = 1000,

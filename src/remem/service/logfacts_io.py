@@ -241,6 +241,31 @@ def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
     return s
 
 
+def comparable_lines(data: bytes, *, same_memory: bool = True) -> list[bytes]:
+    """An export's lines sorted, for comparing two exports. ``same_memory=False``: the claim
+    key is dropped and item ids (derived from the memory id, so another memory restores the
+    same facts under other ids) are replaced by their order in the file, in ``id``,
+    ``supersedes`` and archived records."""
+    if same_memory:
+        return sorted(data.splitlines())
+    recs = [json.loads(x) for x in data.splitlines()]
+    names: dict[str, str] = {}
+    for r in recs:
+        if "runId" not in r and "type" in r and not r["type"].startswith("remem-"):
+            names[r["id"]] = f"item#{len(names)}"
+    out = []
+    for r in recs:
+        if r.get("type") == lf.CLAIM_KEY_TYPE:
+            continue
+        if "runId" not in r:
+            head, sep, tail = r["id"].partition("#")
+            r["id"] = names.get(head, head) + sep + tail
+            if "supersedes" in r:
+                r["supersedes"] = names.get(r["supersedes"], r["supersedes"])
+        out.append(dump_line(r).rstrip(b"\n"))
+    return sorted(out)
+
+
 # --- import --------------------------------------------------------------------------------
 def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any = None
                 ) -> Iterator[tuple[int, lf.Parsed]]:
