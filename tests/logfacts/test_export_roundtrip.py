@@ -51,7 +51,7 @@ def test_every_line_is_schema_valid_and_chained_per_run(source):
     assert t1["kind"] == "tool-result" and t1["actor"] == "calc"
     mem = source.memory("m1")
     facts = {r["id"]: r for r in recs if r.get("type") not in (
-        "remem-tombstone", "remem-claim-key", "remem-archived") and "runId" not in r}
+        "remem-tombstone", "remem-claim-key", "remem-item-state") and "runId" not in r}
     for item_id, rec in facts.items():  # exactly what Memory.fact says of each item
         assert rec == mem.fact(item_id)
     cities = sorted((r for r in facts.values() if r["content"]["key"] == "home_city"),
@@ -62,8 +62,11 @@ def test_every_line_is_schema_valid_and_chained_per_run(source):
     tone = next(r for r in facts.values() if r["content"]["key"] == "rule_tone")
     assert tone["retention"]["legalHold"] is True and tone["type"] == "rule"
     nick = next(r for r in facts.values() if r["content"]["key"] == "nickname")
-    arch = [r for r in recs if r.get("type") == "remem-archived"]
-    assert [r["id"] for r in arch] == [nick["id"] + "#archived"]
+    states = {r["id"]: r["content"] for r in recs if r.get("type") == "remem-item-state"}
+    assert states[nick["id"] + "#state"]["status"] == "archived"
+    assert states[cities[0]["id"] + "#state"] == {"status": "superseded",
+                                                  "validAt": "2024-03-01T09:00:00.000000Z"}
+    assert states[cities[1]["id"] + "#state"]["metadata"] == {"confidence": "high"}
     tombs = [r for r in recs if r.get("type") == "remem-tombstone"]
     assert len(tombs) == 1 and "content" not in tombs[0]
 

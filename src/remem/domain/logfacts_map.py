@@ -10,8 +10,9 @@ only delegates to them and adds what they lack (docs/log-facts.md, "Export and i
 - **Claim key**: a Fact of type ``remem-claim-key`` (only when there are tombstones) carries
   the memory id and its claim-id secret, so a memory restored under the same id keys claims
   the same way (its item ids and tombstones then match the file's).
-- **Archived**: a Fact of type ``remem-archived`` (no content) naming an archived item by id
-  (``<item id>#archived``): the schema Fact has no status field.
+- **Item state**: a Fact of type ``remem-item-state`` (``<item id>#state``, just before its
+  Fact) with what the schema Fact has no field for: ``content`` = ``{status, validAt[,
+  validUntil][, metadata]}`` (world time drives the decision, so a restore needs it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from remem.errors import InvalidInput
 
 TOMBSTONE_TYPE = "remem-tombstone"
 CLAIM_KEY_TYPE = "remem-claim-key"
-ARCHIVED_TYPE = "remem-archived"
+STATE_TYPE = "remem-item-state"
 EPOCH = "1970-01-01T00:00:00.000000Z"
 
 
@@ -44,10 +45,17 @@ def tombstone_record(scope: str, key: str, claim_id: str, *, tenant: str) -> dic
             "contentHash": "sha256:" + claim_id}
 
 
-def archived_record(item_id: str, scope: str, at: str, *, tenant: str) -> dict[str, Any]:
-    """An archived item (the Fact record itself has no status), archived at ``at``."""
-    return {"id": f"{item_id}#archived", "type": ARCHIVED_TYPE,
-            "scope": scope_record(scope, tenant), "version": 1, "createdAt": at}
+def item_state_record(item: Any, metadata: dict[str, Any] | None, *, tenant: str
+                      ) -> dict[str, Any]:
+    """What a Fact cannot say of an item: status, world-time validity, metadata."""
+    content: dict[str, Any] = {"status": item.status, "validAt": item.valid_at}
+    if item.valid_until is not None:
+        content["validUntil"] = item.valid_until
+    if metadata:
+        content["metadata"] = metadata
+    return {"id": f"{item.item_id}#state", "type": STATE_TYPE,
+            "scope": scope_record(item.scope, tenant), "version": 1,
+            "createdAt": item.valid_at, "content": content}
 
 
 def claim_key_record(memory_id: str, secret: bytes, *, tenant: str) -> dict[str, Any]:
@@ -82,9 +90,12 @@ class TombstoneIn:
 
 
 @dataclass(frozen=True)
-class ArchivedIn:
+class ItemStateIn:
     item_id: str
-    at: str
+    status: str
+    valid_at: str
+    valid_until: str | None
+    metadata: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class ClaimKeyIn:
     secret: bytes
 
 
-Parsed = SourceIn | FactIn | TombstoneIn | ArchivedIn | ClaimKeyIn
+Parsed = SourceIn | FactIn | TombstoneIn | ItemStateIn | ClaimKeyIn
 
 
 def _need(obj: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
@@ -119,12 +130,19 @@ def from_record(rec: Mapping[str, Any]) -> Parsed:
             raise InvalidInput("a remem-tombstone id must be <scope>/<key>#<claim id> and its "
                                "contentHash sha256:<claim id>.", field="id")
         return TombstoneIn(scope, key, claim)
-    if rec["type"] == ARCHIVED_TYPE:
+    if rec["type"] == STATE_TYPE:
         item_id, _, tag = rec["id"].rpartition("#")
-        if tag != "archived" or not item_id:
-            raise InvalidInput("a remem-archived id must be <item id>#archived.", field="id")
-        scope_from_record(rec["scope"])
-        return ArchivedIn(item_id, rec["createdAt"])
+        c = _need(rec, "content", dict, "")
+        if tag != "state" or not item_id:
+            raise InvalidInput("a remem-item-state id must be <item id>#state.", field="id")
+        meta = c.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            raise InvalidInput("content.metadata must be an object.", field="content.metadata")
+        until = c.get("validUntil")
+        return ItemStateIn(item_id, _need(c, "status", str, "content"),
+                           _need(c, "validAt", str, "content"),
+                           _need(c, "validUntil", str, "content") if until is not None
+                           else None, meta)
     if rec["type"] == CLAIM_KEY_TYPE:
         c = _need(rec, "content", dict, "")
         try:

@@ -28,7 +28,7 @@ from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType, ensure_text_free
 from remem.domain.limits import MAX_FACT_VALUE_BYTES, validate_candidate
 from remem.domain.labels import REF_PREFIX
-from remem.domain.model import Authority, Candidate, Scope, Source, parse_key
+from remem.domain.model import Authority, Candidate, ItemStatus, Scope, Source, parse_key
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
 from remem.domain.timefmt import from_iso, to_iso
@@ -121,14 +121,9 @@ def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str,
         yield lf.claim_key_record(mid, secret, tenant=tenant)
     for row in store.export_sources(mid):
         yield log_entry_record({**row, "tenant_id": tenant})
-    archived: list[tuple[str, str, str]] = []
     for item, payload in store.export_items(mid):
-        rec = fact_of(ctx, item, payload, tenant)
-        yield rec
-        if item.status == "archived":
-            archived.append((item.item_id, item.scope, rec["updatedAt"]))
-    for item_id, scope, at in archived:
-        yield lf.archived_record(item_id, scope, at, tenant=tenant)
+        yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
+        yield fact_of(ctx, item, payload, tenant)
     for scope, key, claim in store.export_tombstones(mid):
         yield lf.tombstone_record(scope, key, claim, tenant=tenant)
 
@@ -168,7 +163,7 @@ def record_kind(rec: dict[str, Any]) -> str:
     if "runId" in rec:
         return "log_entries"
     return {lf.TOMBSTONE_TYPE: "tombstones", lf.CLAIM_KEY_TYPE: "claim_keys",
-            lf.ARCHIVED_TYPE: "archived"}.get(
+            lf.STATE_TYPE: "item_states"}.get(
         rec.get("type"), "facts")
 
 
@@ -205,7 +200,7 @@ class Summary:
     facts: int = 0
     tombstones: int = 0
     claim_keys: int = 0
-    archived: int = 0
+    item_states: int = 0
     bytes: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -213,7 +208,7 @@ class Summary:
     @property
     def records(self) -> int:
         return (self.log_entries + self.facts + self.tombstones + self.claim_keys
-                + self.archived)
+                + self.item_states)
 
     def count(self, kind: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -222,7 +217,7 @@ class Summary:
         rate = self.records / self.seconds if self.seconds > 0 else None
         return {"records": self.records, "log_entries": self.log_entries, "facts": self.facts,
                 "tombstones": self.tombstones, "claim_keys": self.claim_keys,
-                "archived": self.archived,
+                "item_states": self.item_states,
                 "bytes": self.bytes, "seconds": round(self.seconds, 3),
                 "records_per_s": round(rate, 1) if rate else None, "warnings": self.warnings}
 
@@ -245,7 +240,7 @@ def comparable_lines(data: bytes, *, same_memory: bool = True) -> list[bytes]:
     """An export's lines sorted, for comparing two exports. ``same_memory=False``: the claim
     key is dropped and item ids (derived from the memory id, so another memory restores the
     same facts under other ids) are replaced by their order in the file, in ``id``,
-    ``supersedes`` and archived records."""
+    ``supersedes`` and item-state records."""
     if same_memory:
         return sorted(data.splitlines())
     recs = [json.loads(x) for x in data.splitlines()]
@@ -321,6 +316,15 @@ def check(rec: lf.Parsed, blobs: Any = None) -> None:
         fact_candidate(rec.fact, blob_value(rec.fact, blobs) if rec.fact.content_ref else None)
         if rec.source is not None:
             parse_cached_source(rec.source)
+    elif isinstance(rec, lf.ItemStateIn):
+        from remem.domain.filters import parse_metadata
+
+        from_iso(rec.valid_at, field="content.validAt")
+        if rec.valid_until is not None:
+            from_iso(rec.valid_until, field="content.validUntil")
+        if rec.status not in {s.value for s in ItemStatus}:
+            raise InvalidInput("content.status is not an item status.", field="content.status")
+        parse_metadata(rec.metadata)
     elif isinstance(rec, lf.TombstoneIn) and not rec.scope.startswith(REF_PREFIX):
         Scope.parse(rec.scope)
         parse_key(rec.key)
@@ -346,9 +350,10 @@ def blob_value(f: Any, blobs: Any) -> Any:
     return json.loads(data)["value"]
 
 
-def fact_candidate(f: Any, full_value: Any = None) -> Candidate:
+def fact_candidate(f: Any, full_value: Any = None, state: Any = None) -> Candidate:
     """The decision's candidate for a fact line (validated as ``remember_fact`` validates);
-    a blob fact (``full_value`` read from its blob) keeps remember_fact's summary value."""
+    a blob fact (``full_value`` read from its blob) keeps remember_fact's summary value;
+    ``state`` (its ``remem-item-state`` record) gives the world-time validity."""
     from remem.domain.fact import content_bytes, content_hash, summary_text
 
     value = f.value
@@ -356,9 +361,13 @@ def fact_candidate(f: Any, full_value: Any = None) -> Candidate:
         value = {"summary": summary_text(full_value),
                  "contentHash": content_hash(content_bytes(f.key, full_value))}
     src = Source(id=f.caused_by[0] if f.caused_by else None, text=None, role="owner")
+    until = state.valid_until if state is not None else None
     cand = Candidate(scope=Scope.parse(f.scope), key=parse_key(f.key), value=value,
-                     kind=f.kind, valid_at=from_iso(f.created_at, field="createdAt"),
-                     source=src)
+                     kind=f.kind, source=src,
+                     valid_at=from_iso(state.valid_at if state is not None else f.created_at,
+                                       field="content.validAt"),
+                     valid_until=from_iso(until, field="content.validUntil") if until
+                     else None)
     validate_candidate(cand, max_value_bytes=MAX_FACT_VALUE_BYTES)
     return cand
 
@@ -369,7 +378,7 @@ def _read(path: Path) -> Iterator[bytes]:
 
 
 KINDS = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombstones",
-         lf.ClaimKeyIn: "claim_keys", lf.ArchivedIn: "archived"}
+         lf.ClaimKeyIn: "claim_keys", lf.ItemStateIn: "item_states"}
 
 
 def check_file(path: Path, progress: Progress | None = None, blobs: Any = None) -> Summary:
@@ -430,14 +439,17 @@ class _Importer:
 
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
-        self.facts: list[lf.FactIn] = []
-        self.item_ids: dict[str, str] = {}  # the file's item id -> the restored one
+        self.facts: list[tuple[lf.FactIn, lf.ItemStateIn | None]] = []
+        self.states: dict[str, lf.ItemStateIn] = {}
 
     def add(self, rec: lf.Parsed) -> None:
+        if isinstance(rec, lf.ItemStateIn):  # its Fact follows: kept until then
+            self.states[rec.item_id] = rec
+            return
         if isinstance(rec, lf.FactIn):
-            if self.facts and self.facts[0].fact.created_at != rec.fact.created_at:
+            if self.facts and self.facts[0][0].fact.created_at != rec.fact.created_at:
                 self.flush()
-            self.facts.append(rec)
+            self.facts.append((rec, self.states.pop(rec.fact.id, None)))
             if len(self.facts) >= FACT_BATCH:
                 self.flush()
             return
@@ -446,8 +458,6 @@ class _Importer:
             _insert_entry(self.ctx, rec.row)
         elif isinstance(rec, lf.TombstoneIn):
             self._tombstone(rec)
-        elif isinstance(rec, lf.ArchivedIn):
-            self._archive(rec)
         elif isinstance(rec, lf.ClaimKeyIn):
             self._claim_key(rec)
 
@@ -462,10 +472,10 @@ class _Importer:
         facts, self.facts = self.facts, []
         blobs = self.ctx.owner.blobs
         cands = [fact_candidate(f.fact, blob_value(f.fact, blobs) if f.fact.content_ref
-                                else None) for f in facts]
+                                else None, st) for f, st in facts]
         self.ctx.embedding.prime([item_text(c.key, c.value, c.source.text) for c in cands])
         reqs = []
-        for c, f in zip(cands, facts, strict=True):
+        for c, (f, st) in zip(cands, facts, strict=True):
             x = f.fact
             attrs = FactAttrs(x.fact_type if x.fact_type != type_of_kind(x.kind) else None,
                               x.content_ref, x.size_bytes if x.content_ref else None,
@@ -474,35 +484,28 @@ class _Importer:
             reqs.append(WriteRequest(
                 c, Authority.OWNER, IMPORT_ACTOR, stated_valid_at=c.valid_at,
                 intent="import", fact=attrs.to_json() or None,
+                metadata=st.metadata if st is not None else None,
                 on_written=self.ctx.cached.written_hook(cached) if cached else None))
-        with _at(self.ctx, facts[0].fact.created_at):
+        with _at(self.ctx, facts[0][0].fact.created_at):
             results = self.ctx.writer.write_many(reqs)
-        for f, r in zip(facts, results, strict=True):
-            if r.item_id is not None:
-                self.item_ids[f.fact.id] = r.item_id
-            self._after(f.fact, r)
+        for (f, st), r in zip(facts, results, strict=True):
+            self._after(f.fact, st, r)
 
-    def _after(self, f: Any, result: Any) -> None:
-        """Retention the decision does not set: keep_until, hold (at the fact's updatedAt)."""
-        if result.item_id is None or not (f.keep_until or f.legal_hold):
+    def _after(self, f: Any, st: lf.ItemStateIn | None, result: Any) -> None:
+        """What the decision does not set: archive, keep_until, hold (at the fact's
+        updatedAt)."""
+        archived = st is not None and st.status == "archived"
+        if result.item_id is None or not (f.keep_until or f.legal_hold or archived):
             return
         with _at(self.ctx, f.updated_at or f.created_at):
+            if archived:
+                self.ctx.writer.operate(f.scope, f.key, IMPORT_ACTOR,
+                                        lambda s, p: archive(s, result.item_id))
             if f.keep_until:
                 self.mem.set_retention(result.item_id, keep_until=from_iso(f.keep_until),
                                        actor=IMPORT_ACTOR)
             if f.legal_hold:
                 self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
-
-    def _archive(self, a: lf.ArchivedIn) -> None:
-        item_id = self.item_ids.get(a.item_id, a.item_id)
-        rec = self.ctx.store.item(self.ctx.id, item_id)
-        if rec is None:
-            self.plan.warnings.append(f"an archived item {item_id!r} was not restored under "
-                                      "the same id; it stays current.")
-            return
-        with _at(self.ctx, a.at):
-            self.ctx.writer.operate(rec.scope, rec.key, IMPORT_ACTOR,
-                                    lambda st, p: archive(st, item_id))
 
     def _tombstone(self, t: lf.TombstoneIn) -> None:
         """A text-free ``item.forgotten`` event naming only the claim: it folds into a
