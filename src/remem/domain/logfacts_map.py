@@ -7,9 +7,9 @@ only delegates to them and adds what they lack (docs/log-facts.md, "Export and i
 - **Tombstone** (a forgotten claim): a Fact of type ``remem-tombstone`` with no content:
   ``id`` = ``<scope>/<key>#<claim id>``, ``contentHash`` = ``sha256:<claim id>`` (the keyed
   claim hash, never the value), version 1, createdAt the epoch (remem keeps no time on it).
-- **Claim key**: a Fact of type ``remem-claim-key`` (only when there are tombstones) carries
-  the memory id and its claim-id secret, so a memory restored under the same id keys claims
-  the same way (its item ids and tombstones then match the file's).
+- **Claim key**: a Fact of type ``remem-claim-key`` (first in the file) carries the memory
+  id and its claim-id secret, so a memory restored under the same id keys claims the same
+  way (its item ids, label refs and tombstones then match the file's).
 - **Item state**: a Fact of type ``remem-item-state`` (``<item id>#state``, just before its
   Fact) with what the schema Fact has no field for: ``content`` = ``{status, validAt[,
   validUntil][, metadata]}`` (world time drives the decision, so a restore needs it).

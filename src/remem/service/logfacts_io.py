@@ -1,16 +1,16 @@
 """Export and import of a memory in the Log+Facts 1.3.0 format (JSON Lines).
 
-Export streams one record per line — LogEntries (sources, by run and sequence), then Facts
-(items by scope, key, revision), then tombstones and, when there are tombstones, the claim key
-— each validated against ``specs/logfacts/memory.schema.json`` with one compiled validator.
-Nothing is held beyond one store page and the current run's chain head.
+Export streams one record per line — the claim key, LogEntries (sources, by run and
+sequence), Facts (items by scope, key, revision, each preceded by its ``remem-item-state``),
+then tombstones — each validated against ``specs/logfacts/memory.schema.json`` with one
+compiled validator. Nothing is held beyond one store page.
 
 Import reads the file twice: pass 1 validates every line (schema, remem's own fields, the same
 input checks as remember/observe) and writes nothing if any line fails, naming the line and the
-field, never the value; pass 2 rebuilds the memory through the one write path: sources through
-the source log (chained per run), facts through ``Writer.write_many`` (the decision, ledger,
-payloads, index), archive/retention/holds through the owner operations, tombstones as
-text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the field mapping.
+field, never the value; pass 2 rebuilds the memory: log entries as imported rows (their
+hashes kept), facts through ``Writer.write_many`` (the decision, ledger, payloads, index) at
+the record's time, archive/retention/holds through the owner operations, tombstones as
+text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the mapping.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str,
     tenant = tenant or getattr(ctx, "tenant_id", None) or DEFAULT_TENANT
     store, mid = ctx.store, ctx.id
     secret = store.claim_secret(mid)
-    if secret is not None and store.export_counts(mid)["tombstones"]:
+    if secret is not None:
         yield lf.claim_key_record(mid, secret, tenant=tenant)
     for row in store.export_sources(mid):
         yield log_entry_record({**row, "tenant_id": tenant})
@@ -533,6 +533,8 @@ class _Importer:
             return
         if k.memory_id == mid and store.adopt_claim_secret(mid, k.secret):
             self.ctx.writer._claim_secret = None  # re-read: the writer caches the secret
+            return
+        if not self.plan.tombstones:
             return
         self.plan.warnings.append(
             f"the file's tombstones were keyed by memory {k.memory_id!r}; in memory {mid!r} "
