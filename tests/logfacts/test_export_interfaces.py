@@ -15,7 +15,7 @@ from remem.testing.served import Server
 
 from remem.service.logfacts_io import comparable_lines
 
-from .kit import VALIDATOR, export_bytes, populate, sorted_lines
+from .kit import VALIDATOR, export_bytes, populate
 
 
 def cli(url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:

@@ -179,3 +179,18 @@ def _write(data: bytes, store) -> str:
     with fh:
         fh.write(data)
     return fh.name
+
+
+def test_an_owner_message_keeps_its_role_through_the_round_trip(store_url, other_url):
+    s, t = remem.open(store_url), remem.open(other_url)
+    try:
+        m = s.create_memory("m1")
+        m.observe("user:maya", "note to self", role="owner", source_id="o1", derive=False)
+        path = _write(export_bytes(m), s)
+        restored = t.create_memory("m1")
+        restored.import_log_facts(path)
+        assert t.adapter.source("m1", "o1")["role"] == "owner"
+        assert sorted_lines(export_bytes(restored)) == sorted_lines(export_bytes(m))
+    finally:
+        s.close()
+        t.close()

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from remem.domain.fact import FactInput, fact_from_record, scope_from_record, scope_record
+from remem.domain.fact import FactInput, fact_from_record, scope_record
 from remem.domain.logentry import log_entry_from_record
 from remem.errors import InvalidInput
 
