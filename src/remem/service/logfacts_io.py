@@ -121,26 +121,43 @@ def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str,
         yield lf.claim_key_record(mid, secret, tenant=tenant)
     for row in store.export_sources(mid):
         yield log_entry_record({**row, "tenant_id": tenant})
-    for item, payload in store.export_items(mid):
-        yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
-        yield fact_of(ctx, item, payload, tenant)
+    merges = store.export_merges(mid)
+    for group in _key_groups(store.export_items(mid)):
+        records = [r for r, _ in group]
+        for item, payload in group:
+            yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
+            yield fact_of(ctx, item, payload, tenant, merges.get(item.item_id, []), records)
     for scope, key, claim in store.export_tombstones(mid):
         yield lf.tombstone_record(scope, key, claim, tenant=tenant)
 
 
-def fact_of(ctx: Any, item: Any, payload: dict[str, Any], tenant: str) -> dict[str, Any]:
+def _key_groups(rows: Iterator[tuple[Any, dict[str, Any]]]
+                ) -> Iterator[list[tuple[Any, dict[str, Any]]]]:
+    """The exported items one (scope, key) at a time (a key's items are adjacent)."""
+    group: list[tuple[Any, dict[str, Any]]] = []
+    for row in rows:
+        if group and (group[0][0].scope, group[0][0].key) != (row[0].scope, row[0].key):
+            yield group
+            group = []
+        group.append(row)
+    if group:
+        yield group
+
+
+def fact_of(ctx: Any, item: Any, payload: dict[str, Any], tenant: str,
+            merged: list[str], key_items: list[Any]) -> dict[str, Any]:
     """The Fact of an exported item (``domain.fact.fact_record``, as ``Memory.fact`` builds
-    it) plus its Kind-B Source block when it is a cached fact."""
+    it) plus its Kind-B Source block when it is a cached fact; ``merged``: the items merged
+    into it (``export_merges``); ``key_items``: the exported items of its key."""
     from remem.domain.fact import FactAttrs, fact_record
     from remem.service.cached_source import schema_block
     from remem.stores.sql import facts as sql
 
     store, mid = ctx.store, ctx.id
-    merged = sql.merged_into(store, mid, item.item_id)
     causes = [item.source_id] + [p["source_id"] for p in store.provenance(mid, item.item_id)]
     for m in merged:
         causes.extend(p["source_id"] for p in store.provenance(mid, m))
-    previous = [r for r in store.key_items(mid, item.scope, item.key)
+    previous = [r for r in key_items
                 if r.superseded_by == item.item_id and r.item_id not in set(merged)]
     rec = fact_record(
         item, value=payload["value"], tenant_id=tenant,

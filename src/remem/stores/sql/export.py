@@ -105,6 +105,17 @@ class SqlExport(SqlStore):
                 return
             last = (rows[-1]["scope"], rows[-1]["key"], rows[-1]["claim_id"])
 
+    def export_merges(self, memory_id: str) -> dict[str, list[str]]:
+        """``{into item id: [merged item ids]}`` of every ``item.merged`` event, in ledger
+        order (one read for the whole export, in place of one ledger scan per item)."""
+        out: dict[str, list[str]] = {}
+        for r in self._all("SELECT data FROM ledger WHERE memory_id=? AND type='item.merged' "
+                           "ORDER BY seq", (memory_id,)):
+            data = json.loads(r["data"])
+            into = data.get("into")
+            out.setdefault(into, []).extend(i for i in data.get("item_ids", []) if i != into)
+        return out
+
     def adopt_claim_secret(self, memory_id: str, secret: bytes) -> bool:
         """Sets the memory's claim-id secret to an imported one, only while the memory holds
         no item and no tombstone (claim ids already written would no longer match). Returns
