@@ -450,9 +450,29 @@ def _at(ctx: Any, at: str) -> Iterator[None]:
         ctx.clock, ctx.writer.clock = saved
 
 
+@contextmanager
+def _each_at(ctx: Any, times: dict[int, str]) -> Iterator[None]:
+    """Pins the writer's clock to each request's own time while a batch is written: an
+    ``at_head`` hook (run just before the decision reads the clock) sets it per request."""
+    clock = _FixedClock(next(iter(times.values())))
+
+    def pin(uow: Any, req: Any) -> None:
+        if id(req) in times:  # a request rebuilt on retry keeps the last time
+            clock.at = from_iso(times[id(req)])
+
+    saved = ctx.writer.clock
+    ctx.writer.clock = clock
+    ctx.writer.at_head.append(pin)
+    try:
+        yield
+    finally:
+        ctx.writer.at_head.remove(pin)
+        ctx.writer.clock = saved
+
+
 class _Importer:
-    """Pass 2: writes parsed records in file order; facts in batches of ``FACT_BATCH`` that
-    share one createdAt (the clock is pinned to it)."""
+    """Pass 2: writes parsed records in file order; facts in batches of ``FACT_BATCH``, each
+    at its record's createdAt (``_each_at``)."""
 
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
@@ -464,8 +484,6 @@ class _Importer:
             self.states[rec.item_id] = rec
             return
         if isinstance(rec, lf.FactIn):
-            if self.facts and self.facts[0][0].fact.created_at != rec.fact.created_at:
-                self.flush()
             self.facts.append((rec, self.states.pop(rec.fact.id, None)))
             if len(self.facts) >= FACT_BATCH:
                 self.flush()
@@ -503,7 +521,8 @@ class _Importer:
                 intent="import", fact=attrs.to_json() or None,
                 metadata=st.metadata if st is not None else None,
                 on_written=self.ctx.cached.written_hook(cached) if cached else None))
-        with _at(self.ctx, facts[0][0].fact.created_at):
+        with _each_at(self.ctx, {id(r): f.fact.created_at for r, (f, _) in
+                                 zip(reqs, facts, strict=True)}):
             results = self.ctx.writer.write_many(reqs)
         for (f, st), r in zip(facts, results, strict=True):
             self._after(f.fact, st, r)
