@@ -162,3 +162,19 @@ def _write(data: bytes, store) -> str:
     with fh:
         fh.write(data)
     return fh.name
+
+
+def test_an_audit_copy_without_the_claim_key_says_its_tombstones_cannot_match(source,
+                                                                             other_url):
+    import io
+
+    buf = io.BytesIO()
+    source.memory("m1").export_log_facts_to(buf, claim_key=False)
+    types = [json.loads(x).get("type") for x in buf.getvalue().splitlines()]
+    assert "remem-claim-key" not in types and "remem-tombstone" in types
+    target = remem.open(other_url)
+    try:
+        summary = target.create_memory("m1").import_log_facts(_write(buf.getvalue(), source))
+        assert summary.tombstones == 1 and any("no claim key" in w for w in summary.warnings)
+    finally:
+        target.close()

@@ -106,12 +106,14 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 
 
 # --- export --------------------------------------------------------------------------------
-def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
+def export_records(ctx: Any, *, tenant: str | None = None,
+                   claim_key: bool = True) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
-    comes first (when there are tombstones), so an import adopts it before any claim."""
+    comes first (when there are tombstones and ``claim_key``), so an import adopts it before
+    any claim is written."""
     tenant = tenant or lf.DEFAULT_TENANT
     store, mid = ctx.store, ctx.id
-    secret = store.claim_secret(mid)
+    secret = store.claim_secret(mid) if claim_key else None
     if secret is not None and store.export_counts(mid)["tombstones"]:
         yield lf.claim_key_record(mid, secret, tenant=tenant)
     run, seq, prev = None, 0, lf.ZERO_HASH
@@ -145,10 +147,10 @@ def record_kind(rec: dict[str, Any]) -> str:
         rec.get("type"), "facts")
 
 
-def _export(ctx: Any, tenant: str | None, progress: Progress | None
+def _export(ctx: Any, tenant: str | None, progress: Progress | None, claim_key: bool = True
             ) -> Iterator[tuple[dict[str, Any], bytes]]:
     total = sum(ctx.store.export_counts(ctx.id).values()) if progress else 0
-    for n, rec in enumerate(export_records(ctx, tenant=tenant), 1):
+    for n, rec in enumerate(export_records(ctx, tenant=tenant, claim_key=claim_key), 1):
         if not is_valid(rec):
             raise ValueError(f"export record {n} is not valid Log+Facts: "
                              f"{schema_problem(rec)}")
@@ -157,8 +159,8 @@ def _export(ctx: Any, tenant: str | None, progress: Progress | None
             progress(n, max(total, n))
 
 
-def export_lines(ctx: Any, *, tenant: str | None = None,
-                 progress: Progress | None = None) -> Iterator[bytes]:
+def export_lines(ctx: Any, *, tenant: str | None = None, progress: Progress | None = None,
+                 claim_key: bool = True) -> Iterator[bytes]:
     """The export as JSON Lines bytes, each record validated (one compiled validator) before
     it is yielded.
 
@@ -166,7 +168,7 @@ def export_lines(ctx: Any, *, tenant: str | None = None,
         ValueError: a record remem built is not schema-valid (a bug: the export stops rather
             than write an invalid line).
     """
-    for _, line in _export(ctx, tenant, progress):
+    for _, line in _export(ctx, tenant, progress, claim_key):
         yield line
 
 
@@ -198,10 +200,10 @@ class Summary:
 
 
 def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
-              progress: Progress | None = None) -> Summary:
+              progress: Progress | None = None, claim_key: bool = True) -> Summary:
     """Writes the export to a binary file object; returns the summary."""
     t0, s = time.perf_counter(), Summary()
-    for rec, line in _export(ctx, tenant, progress):
+    for rec, line in _export(ctx, tenant, progress, claim_key):
         out.write(line)
         s.bytes += len(line)
         s.count(record_kind(rec))
@@ -311,6 +313,10 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
         if progress is not None and (n % 100 == 0 or n == total):
             progress(n, total)
     imp.flush()
+    if plan.tombstones and not plan.claim_keys:
+        plan.warnings.append(
+            "the file carries tombstones but no claim key (exported with --no-claim-key): "
+            "they are kept but cannot recognise the forgotten claims in this memory.")
     plan.seconds = time.perf_counter() - t0
     return plan
 
