@@ -239,11 +239,25 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
             parsed = lf.from_record(rec)
             check(parsed)
         except InvalidInput as exc:
-            f = exc.details.get("field", "(record)")
+            f = _record_field(rec, str(exc.details.get("field", "(record)")))
             raise InvalidInput(f"line {n}: field '{f}' is not valid for remem "
                                f"({_reason(exc)}); nothing was imported.", line=n,
                                field=f) from exc
         yield n, parsed
+
+
+_SOURCE_FIELDS = {"scope": "payload.scope", "text": "payload.text", "role": "payload.role",
+                  "kind": "kind", "run_id": "runId", "source_id": "id", "actor": "actor"}
+_FACT_FIELDS = {"scope": "content.scope", "key": "content.key", "value": "content.value",
+                "kind": "type", "valid_at": "createdAt", "valid_until": "content.validUntil",
+                "source": "causedByLogId", "source.id": "causedByLogId",
+                "source.text": "content.text", "source.role": "content.role"}
+
+
+def _record_field(rec: dict[str, Any], field: str) -> str:
+    """The record's own path of a field a remem check named (``scope`` -> content.scope)."""
+    fields = _SOURCE_FIELDS if "runId" in rec else _FACT_FIELDS
+    return fields.get(field, field)
 
 
 def _reason(exc: InvalidInput) -> str:
