@@ -194,3 +194,18 @@ def test_paging_by_keyset_gives_the_same_export_at_any_page_size(source, monkeyp
     monkeypatch.setattr(export_reads, "EXPORT_PAGE", 2)
     assert export_bytes(mem) == whole
     assert len(whole.splitlines()) == 1 + 3 + 6 + 6
+
+
+def test_a_key_keeps_its_cardinality_in_a_memory_whose_config_does_not_name_it(store_url):
+    s = remem.open(store_url)
+    try:
+        src = s.create_memory("src", {"keys": {"color": {"cardinality": "multi"}}})
+        for v in ("red", "blue"):
+            src.remember("user:maya", "color", v)
+        first = export_bytes(src)
+        dst = s.create_memory("dst")  # default config: 'color' would be single
+        dst.import_log_facts(_write(first, s))
+        assert sorted(i.value for i in dst.items(key="color").items) == ["blue", "red"]
+        assert sorted_lines(export_bytes(dst)) == sorted_lines(first)
+    finally:
+        s.close()

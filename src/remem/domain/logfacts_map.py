@@ -18,7 +18,7 @@ How remem fills the records (the README "Log + Facts" section repeats this):
 - **Fact** (a remem *item*, current and history): ``id`` = ``<scope>/<key>`` (one fact line
   per key); ``version`` = 1, 2, ... per (scope, id) in revision order; ``type`` = the remem
   kind; ``createdAt`` = valid_at; ``updatedAt`` = invalid_at (history only); ``content`` =
-  ``{scope, key, value, status[, text][, role][, metadata][, validUntil]}``; ``contentHash``
+  ``{scope, key, value, status, cardinality[, text][, role][, metadata][, validUntil]}``; ``contentHash``
   / ``size`` of the canonical content; ``causedByLogId`` = [source id]; ``supersedes`` =
   ``<id>@<version>`` of the version it replaced; ``retention`` = keepUntil / legalHold.
 - **Tombstone** (a forgotten claim): a Fact of type ``remem-tombstone`` with no content:
@@ -105,7 +105,8 @@ def fact_record(item: Any, payload: Mapping[str, Any], *, tenant: str, version: 
     """The Fact of an item (an ``ItemRecord``) and its payload ``{value, quote, metadata}``
     as version ``version`` of ``<scope>/<key>``."""
     content: dict[str, Any] = {"scope": item.scope, "key": item.key,
-                               "value": payload.get("value"), "status": item.status}
+                               "value": payload.get("value"), "status": item.status,
+                               "cardinality": item.cardinality}
     if payload.get("quote") is not None:
         content["text"] = payload["quote"]
     if item.source_role is not None:
@@ -176,6 +177,7 @@ class FactIn:
     valid_until: str | None
     keep_until: str | None
     legal_hold: bool
+    cardinality: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,4 +244,5 @@ def from_record(rec: Mapping[str, Any]) -> Parsed:
                   rec["createdAt"], _opt(c, "text", str, "content"),
                   _opt(c, "role", str, "content"), caused[0],
                   _opt(c, "metadata", dict, "content"), _opt(c, "validUntil", str, "content"),
-                  ret.get("keepUntil"), bool(ret.get("legalHold")))
+                  ret.get("keepUntil"), bool(ret.get("legalHold")),
+                  _opt(c, "cardinality", str, "content"))

@@ -15,6 +15,7 @@ text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the field m
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,7 +27,7 @@ from typing import Any
 from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType
 from remem.domain.limits import parse_kind, validate_candidate
-from remem.domain.model import Authority, Candidate, Scope, Source, parse_key
+from remem.domain.model import Authority, Candidate, Cardinality, Scope, Source, parse_key
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
 from remem.domain.timefmt import from_iso
@@ -344,6 +345,20 @@ class _Importer:
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
         self.facts: list[lf.FactIn] = []
+        self.cardinality: dict[str, Cardinality] = {}  # key -> the file's cardinality
+
+    def _policy(self, key: str) -> tuple[Cardinality | None, Any]:
+        """The memory's key policy; a key its config leaves open takes the file's
+        cardinality (declared by the key's first write, as the source memory had it)."""
+        card, on_change = self.ctx.writer.policy(key)
+        return (card or self.cardinality.get(key)), on_change
+
+    def _writer(self) -> Any:
+        """The memory's writer with the import's key policy (a copy: the cached writer other
+        callers share is left as it is)."""
+        w = copy.copy(self.ctx.writer)
+        w.policy = self._policy
+        return w
 
     def add(self, rec: lf.Parsed) -> None:
         if isinstance(rec, lf.FactIn):
@@ -370,11 +385,14 @@ class _Importer:
             return
         facts, self.facts = self.facts, []
         cands = [fact_candidate(f) for f in facts]
+        for f in facts:
+            if f.cardinality in ("single", "multi"):
+                self.cardinality.setdefault(f.key, Cardinality(f.cardinality))
         self.ctx.embedding.prime([item_text(c.key, c.value, c.source.text) for c in cands])
         reqs = [WriteRequest(c, Authority.OWNER, IMPORT_ACTOR, metadata=f.metadata,
                              stated_valid_at=c.valid_at, intent="import")
                 for c, f in zip(cands, facts, strict=True)]
-        results = self.ctx.writer.write_many(reqs)
+        results = self._writer().write_many(reqs)
         for f, r in zip(facts, results, strict=True):
             self._after(f, r)
 
