@@ -65,7 +65,8 @@ def test_every_line_is_schema_valid_and_chained_per_run(source):
     states = {r["id"]: r["content"] for r in recs if r.get("type") == "remem-item-state"}
     assert states[nick["id"] + "#state"]["status"] == "archived"
     assert states[cities[0]["id"] + "#state"] == {"status": "superseded",
-                                                  "validAt": "2024-03-01T09:00:00.000000Z"}
+                                                  "validAt": "2024-03-01T09:00:00.000000Z",
+                                                  "cardinality": "single"}
     assert states[cities[1]["id"] + "#state"]["metadata"] == {"confidence": "high"}
     tombs = [r for r in recs if r.get("type") == "remem-tombstone"]
     assert len(tombs) == 1 and "content" not in tombs[0]
@@ -194,3 +195,52 @@ def test_an_owner_message_keeps_its_role_through_the_round_trip(store_url, other
     finally:
         s.close()
         t.close()
+
+
+def test_an_audit_copy_without_the_claim_key_says_its_tombstones_cannot_match(source,
+                                                                             other_url):
+    import io
+
+    buf = io.BytesIO()
+    source.memory("m1").export_log_facts_to(buf, claim_key=False)
+    types = [json.loads(x).get("type") for x in buf.getvalue().splitlines()]
+    assert "remem-claim-key" not in types and "remem-tombstone" in types
+    target = remem.open(other_url)
+    try:
+        summary = target.create_memory("m1").import_log_facts(_write(buf.getvalue(), source))
+        assert summary.tombstones == 1 and any("no claim key" in w for w in summary.warnings)
+    finally:
+        target.close()
+
+
+def test_paging_by_keyset_gives_the_same_export_at_any_page_size(source, monkeypatch):
+    """The store reads a page at a time (nothing memory-wide in RAM); two rows a page
+    crosses every page boundary of sources, items and tombstones and loses nothing."""
+    import remem.stores.sql.export as export_reads
+
+    mem = source.memory("m1")
+    for i in range(5):  # more tombstones, in two scopes and keys, to cross pages
+        gone = mem.remember("user:zed" if i % 2 else "user:maya", f"pet_{i % 3}",
+                            f"animal {i}", valid_at=None)
+        mem.forget(gone.item_id)
+    whole = export_bytes(mem)
+    monkeypatch.setattr(export_reads, "EXPORT_PAGE", 2)
+    assert export_bytes(mem) == whole
+    # claim key, 4 log entries, 6 facts each with its item state, 6 tombstones
+    assert len(whole.splitlines()) == 1 + 4 + 12 + 6
+
+
+def test_a_key_keeps_its_cardinality_in_a_memory_whose_config_does_not_name_it(store_url):
+    s = remem.open(store_url)
+    try:
+        src = s.create_memory("src", {"keys": {"color": {"cardinality": "multi"}}})
+        for v in ("red", "blue"):
+            src.remember("user:maya", "color", v)
+        first = export_bytes(src)
+        dst = s.create_memory("dst")  # default config: 'color' would be single
+        dst.import_log_facts(_write(first, s))
+        assert sorted(i.value for i in dst.items(key="color").items) == ["blue", "red"]
+        assert comparable_lines(export_bytes(dst), same_memory=False) == comparable_lines(
+            first, same_memory=False)  # another memory id: its own item ids
+    finally:
+        s.close()

@@ -11,8 +11,9 @@ only delegates to them and adds what they lack (docs/log-facts.md, "Export and i
   id and its claim-id secret, so a memory restored under the same id keys claims the same
   way (its item ids, label refs and tombstones then match the file's).
 - **Item state**: a Fact of type ``remem-item-state`` (``<item id>#state``, just before its
-  Fact) with what the schema Fact has no field for: ``content`` = ``{status, validAt[,
-  validUntil][, metadata]}`` (world time drives the decision, so a restore needs it).
+  Fact) with what the schema Fact has no field for: ``content`` = ``{status, validAt,
+  cardinality[, validUntil][, metadata]}`` (world time drives the decision, so a restore
+  needs it; the key's cardinality declares a key the target's config leaves open).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ def tombstone_record(scope: str, key: str, claim_id: str, *, tenant: str) -> dic
 def item_state_record(item: Any, metadata: dict[str, Any] | None, *, tenant: str
                       ) -> dict[str, Any]:
     """What a Fact cannot say of an item: status, world-time validity, metadata."""
-    content: dict[str, Any] = {"status": item.status, "validAt": item.valid_at}
+    content: dict[str, Any] = {"status": item.status, "validAt": item.valid_at,
+                               "cardinality": item.cardinality}
     if item.valid_until is not None:
         content["validUntil"] = item.valid_until
     if metadata:
@@ -96,6 +98,7 @@ class ItemStateIn:
     valid_at: str
     valid_until: str | None
     metadata: dict[str, Any] | None
+    cardinality: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def from_record(rec: Mapping[str, Any]) -> Parsed:
         return ItemStateIn(item_id, _need(c, "status", str, "content"),
                            _need(c, "validAt", str, "content"),
                            _need(c, "validUntil", str, "content") if until is not None
-                           else None, meta)
+                           else None, meta, c.get("cardinality"))
     if rec["type"] == CLAIM_KEY_TYPE:
         c = _need(rec, "content", dict, "")
         try:

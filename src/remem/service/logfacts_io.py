@@ -15,6 +15,7 @@ text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the mapping
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,7 +29,8 @@ from remem.domain import logfacts_map as lf
 from remem.domain.events import Event, EventType, ensure_text_free
 from remem.domain.limits import MAX_FACT_VALUE_BYTES, validate_candidate
 from remem.domain.labels import REF_PREFIX
-from remem.domain.model import Authority, Candidate, ItemStatus, Scope, Source, parse_key
+from remem.domain.model import (Authority, Candidate, Cardinality, ItemStatus, Scope, Source,
+                                parse_key)
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
 from remem.domain.timefmt import from_iso, to_iso
@@ -109,14 +111,16 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 
 
 # --- export --------------------------------------------------------------------------------
-def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
+def export_records(ctx: Any, *, tenant: str | None = None,
+                   claim_key: bool = True) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
-    comes first (when there are tombstones), so an import adopts it before any claim."""
+    comes first (unless ``claim_key`` is False: an audit copy), so an import adopts it before
+    any claim is written."""
     from remem.domain.logentry import log_entry_record
 
     tenant = tenant or getattr(ctx, "tenant_id", None) or DEFAULT_TENANT
     store, mid = ctx.store, ctx.id
-    secret = store.claim_secret(mid)
+    secret = store.claim_secret(mid) if claim_key else None
     if secret is not None:
         yield lf.claim_key_record(mid, secret, tenant=tenant)
     for row in store.export_sources(mid):
@@ -184,10 +188,10 @@ def record_kind(rec: dict[str, Any]) -> str:
         rec.get("type"), "facts")
 
 
-def _export(ctx: Any, tenant: str | None, progress: Progress | None
+def _export(ctx: Any, tenant: str | None, progress: Progress | None, claim_key: bool = True
             ) -> Iterator[tuple[dict[str, Any], bytes]]:
     total = sum(ctx.store.export_counts(ctx.id).values()) if progress else 0
-    for n, rec in enumerate(export_records(ctx, tenant=tenant), 1):
+    for n, rec in enumerate(export_records(ctx, tenant=tenant, claim_key=claim_key), 1):
         if not is_valid(rec):
             raise ValueError(f"export record {n} is not valid Log+Facts: "
                              f"{schema_problem(rec)}")
@@ -196,8 +200,8 @@ def _export(ctx: Any, tenant: str | None, progress: Progress | None
             progress(n, max(total, n))
 
 
-def export_lines(ctx: Any, *, tenant: str | None = None,
-                 progress: Progress | None = None) -> Iterator[bytes]:
+def export_lines(ctx: Any, *, tenant: str | None = None, progress: Progress | None = None,
+                 claim_key: bool = True) -> Iterator[bytes]:
     """The export as JSON Lines bytes, each record validated (one compiled validator) before
     it is yielded.
 
@@ -205,7 +209,7 @@ def export_lines(ctx: Any, *, tenant: str | None = None,
         ValueError: a record remem built is not schema-valid (a bug: the export stops rather
             than write an invalid line).
     """
-    for _, line in _export(ctx, tenant, progress):
+    for _, line in _export(ctx, tenant, progress, claim_key):
         yield line
 
 
@@ -220,6 +224,8 @@ class Summary:
     item_states: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    #: CPU seconds of this process (wall seconds depend on how busy the machine is).
+    cpu_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -236,18 +242,19 @@ class Summary:
                 "tombstones": self.tombstones, "claim_keys": self.claim_keys,
                 "item_states": self.item_states,
                 "bytes": self.bytes, "seconds": round(self.seconds, 3),
-                "records_per_s": round(rate, 1) if rate else None, "warnings": self.warnings}
+                "records_per_s": round(rate, 1) if rate else None,
+                "cpu_seconds": round(self.cpu_seconds, 3), "warnings": self.warnings}
 
 
 def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
-              progress: Progress | None = None) -> Summary:
+              progress: Progress | None = None, claim_key: bool = True) -> Summary:
     """Writes the export to a binary file object; returns the summary."""
-    t0, s = time.perf_counter(), Summary()
-    for rec, line in _export(ctx, tenant, progress):
+    t0, c0, s = time.perf_counter(), time.process_time(), Summary()
+    for rec, line in _export(ctx, tenant, progress, claim_key):
         out.write(line)
         s.bytes += len(line)
         s.count(record_kind(rec))
-    s.seconds = time.perf_counter() - t0
+    s.seconds, s.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     if progress is not None:
         progress(s.records, s.records)
     return s
@@ -304,11 +311,24 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any
             parsed = lf.from_record(rec)
             check(parsed, blobs)
         except InvalidInput as exc:
-            f = exc.details.get("field", "(record)")
+            f = _record_field(rec, str(exc.details.get("field", "(record)")))
             raise InvalidInput(f"line {n}: field '{f}' is not valid for remem "
                                f"({_reason(exc)}); nothing was imported.", line=n,
                                field=f) from exc
         yield n, parsed
+
+
+_SOURCE_FIELDS = {"text": "payload.text", "role": "payload.role", "run_id": "runId",
+                  "source_id": "id", "occurred_at": "timestamp"}
+_FACT_FIELDS = {"key": "content.key", "value": "content.value", "kind": "type",
+                "valid_at": "createdAt", "source": "causedByLogId",
+                "source.id": "causedByLogId"}
+
+
+def _record_field(rec: dict[str, Any], field: str) -> str:
+    """The record's own path of a field a remem check named (``run_id`` -> runId)."""
+    fields = _SOURCE_FIELDS if "runId" in rec else _FACT_FIELDS
+    return fields.get(field, field)
 
 
 def _reason(exc: InvalidInput) -> str:
@@ -416,7 +436,7 @@ def check_file(path: Path, progress: Progress | None = None, blobs: Any = None) 
 def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summary:
     """Validates ``path`` (pass 1, nothing written on a bad line), then rebuilds the memory
     through the write path (pass 2). Called by ``Memory.import_log_facts`` after the guard."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     blobs = mem.ctx.owner.blobs
     plan = check_file(path, blobs=blobs)
     total = plan.records
@@ -426,7 +446,11 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
         if progress is not None and (n % 100 == 0 or n == total):
             progress(n, total)
     imp.flush()
-    plan.seconds = time.perf_counter() - t0
+    if plan.tombstones and not plan.claim_keys:
+        plan.warnings.append(
+            "the file carries tombstones but no claim key (exported with --no-claim-key): "
+            "they are kept but cannot recognise the forgotten claims in this memory.")
+    plan.seconds, plan.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     return plan
 
 
@@ -451,7 +475,7 @@ def _at(ctx: Any, at: str) -> Iterator[None]:
 
 
 @contextmanager
-def _each_at(ctx: Any, times: dict[int, str]) -> Iterator[None]:
+def _each_at(writer: Any, times: dict[int, str]) -> Iterator[None]:
     """Pins the writer's clock to each request's own time while a batch is written: an
     ``at_head`` hook (run just before the decision reads the clock) sets it per request."""
     clock = _FixedClock(next(iter(times.values())))
@@ -460,14 +484,14 @@ def _each_at(ctx: Any, times: dict[int, str]) -> Iterator[None]:
         if id(req) in times:  # a request rebuilt on retry keeps the last time
             clock.at = from_iso(times[id(req)])
 
-    saved = ctx.writer.clock
-    ctx.writer.clock = clock
-    ctx.writer.at_head.append(pin)
+    saved = writer.clock
+    writer.clock = clock
+    writer.at_head.append(pin)
     try:
         yield
     finally:
-        ctx.writer.at_head.remove(pin)
-        ctx.writer.clock = saved
+        writer.at_head.remove(pin)
+        writer.clock = saved
 
 
 class _Importer:
@@ -478,6 +502,16 @@ class _Importer:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
         self.facts: list[tuple[lf.FactIn, lf.ItemStateIn | None]] = []
         self.states: dict[str, lf.ItemStateIn] = {}
+        self.cardinality: dict[str, Cardinality] = {}  # key -> the file's cardinality
+        self.writer = copy.copy(self.ctx.writer)  # with the import's key policy
+        self.writer.policy = self._policy
+        self.writer.at_head = list(self.ctx.writer.at_head)
+
+    def _policy(self, key: str) -> tuple[Cardinality | None, Any]:
+        """The memory's key policy; a key its config leaves open takes the file's
+        cardinality (declared by the key's first write, as the source memory had it)."""
+        card, on_change = self.ctx.writer.policy(key)
+        return (card or self.cardinality.get(key)), on_change
 
     def add(self, rec: lf.Parsed) -> None:
         if isinstance(rec, lf.ItemStateIn):  # its Fact follows: kept until then
@@ -521,9 +555,12 @@ class _Importer:
                 intent="import", fact=attrs.to_json() or None,
                 metadata=st.metadata if st is not None else None,
                 on_written=self.ctx.cached.written_hook(cached) if cached else None))
-        with _each_at(self.ctx, {id(r): f.fact.created_at for r, (f, _) in
-                                 zip(reqs, facts, strict=True)}):
-            results = self.ctx.writer.write_many(reqs)
+        for f, st in facts:
+            if st is not None and st.cardinality in ("single", "multi"):
+                self.cardinality.setdefault(f.fact.key, Cardinality(st.cardinality))
+        with _each_at(self.writer, {id(r): f.fact.created_at for r, (f, _) in
+                                    zip(reqs, facts, strict=True)}):
+            results = self.writer.write_many(reqs)
         for (f, st), r in zip(facts, results, strict=True):
             self._after(f.fact, st, r)
 
@@ -568,7 +605,8 @@ class _Importer:
         if store.claim_secret(mid) == k.secret:
             return
         if k.memory_id == mid and store.adopt_claim_secret(mid, k.secret):
-            self.ctx.writer._claim_secret = None  # re-read: the writer caches the secret
+            self.ctx.writer._claim_secret = None  # re-read: the writers cache the secret
+            self.writer._claim_secret = None
             return
         if not self.plan.tombstones:
             return
