@@ -28,7 +28,7 @@ def populate(mem) -> None:
     mem.observe("user:maya", ERASED, run_id="r1", source_id="s2", derive=False,
                 occurred_at=T + timedelta(minutes=1))
     mem.observe("user:maya", "see you", run_id="r1", source_id="s3", derive=False,
-                occurred_at=T + timedelta(minutes=2), kind="chat-turn")
+                occurred_at=T + timedelta(minutes=2), kind="agent-message")
     mem.observe("agent:bot", "tool said 42", run_id="r2", source_id="t1", derive=False,
                 occurred_at=T, kind="tool-result", role="tool", actor="calc")
     mem.forget_source("s2")
@@ -62,8 +62,7 @@ def sorted_lines(data: bytes, drop_types: tuple[str, ...] = ()) -> list[bytes]:
                   if json.loads(line).get("type") not in drop_types)
 
 
-def entry_hash(rec: dict) -> str:
-    """The schema's entryHash, computed here independently of remem."""
-    body = {k: rec[k] for k in ("id", "kind", "scope", "runId", "actor", "timestamp",
-                                "sequence", "payload", "prevHash") if k in rec}
-    return "sha256:" + hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+def content_hash(payload: dict) -> str:
+    """The schema's contentHash of a payload, computed here independently of remem (the
+    entryHash commits to a salted digest that never leaves remem: docs/log-facts.md)."""
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(payload)).hexdigest()

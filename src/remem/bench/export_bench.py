@@ -11,6 +11,8 @@ Then, timed:
   every line, pass 2 writes through the decision: ledger, payloads, full text, vectors);
 - **round trip**: the new memory's export has the same lines (the claim key aside).
 
+Wall seconds depend on how busy the machine is; CPU seconds of the bench process are recorded
+beside them (for SQLite all the work is in that process; PostgreSQL's server CPU is not in it).
 The memories use the code-registered ``hash`` embedder, so the numbers are remem's own
 pipeline; with the bundled local model an import also embeds every text (about 290 texts/s
 on one thread, DESIGN.md), which then bounds import throughput.
@@ -80,18 +82,23 @@ def bench_backend(url: str, backend: str, *, items: int, sources: int, out_dir: 
                 "records": exp.records, "bytes": exp.bytes, "fill_s": round(fill_s, 1),
                 "export_s": round(exp.seconds, 2),
                 "export_records_per_s": round(exp.records / exp.seconds, 1),
+                "export_cpu_s": round(exp.cpu_seconds, 2),
+                "export_records_per_cpu_s": round(exp.records / max(exp.cpu_seconds, 1e-9), 1),
                 "import_s": round(imp.seconds, 2),
                 "import_records_per_s": round(imp.records / imp.seconds, 1),
+                "import_cpu_s": round(imp.cpu_seconds, 2),
+                "import_records_per_cpu_s": round(imp.records / max(imp.cpu_seconds, 1e-9), 1),
                 "round_trip_identical": same}
     finally:
         store.close()
 
 
 def _same_lines(a: Path, b: Path) -> bool:
-    def lines(p: Path) -> list[bytes]:
-        return sorted(x for x in p.read_bytes().splitlines()
-                      if b'"type":"remem-claim-key"' not in x)
-    return lines(a) == lines(b)
+    """Same records up to the item ids another memory derives (``comparable_lines``)."""
+    from remem.service.logfacts_io import comparable_lines
+
+    return (comparable_lines(a.read_bytes(), same_memory=False)
+            == comparable_lines(b.read_bytes(), same_memory=False))
 
 
 def run_export_bench(*, items: int = 100_000, sources: int = 1000,
@@ -134,13 +141,15 @@ def rich_table(doc: dict[str, Any]) -> Any:
 
     t = Table(title=f"remem Log+Facts export/import ({doc['settings']['items']:,} items, "
                     f"{doc['settings']['sources']:,} sources)")
-    for col in ("backend", "records", "MB", "export s", "export rec/s", "import s",
-                "import rec/s", "round trip"):
+    for col in ("backend", "records", "MB", "export s", "export rec/s", "rec/CPU-s",
+                "import s", "import rec/s", "rec/CPU-s", "round trip"):
         t.add_column(col)
     for r in doc["results"]:
         t.add_row(r["backend"], f"{r['records']:,}", f"{r['bytes'] / 1e6:.1f}",
                   f"{r['export_s']:.1f}", f"{r['export_records_per_s']:,.0f}",
+                  f"{r['export_records_per_cpu_s']:,.0f}",
                   f"{r['import_s']:.1f}", f"{r['import_records_per_s']:,.0f}",
+                  f"{r['import_records_per_cpu_s']:,.0f}",
                   "identical" if r["round_trip_identical"] else "DIFFERS")
     return t
 

@@ -57,6 +57,11 @@ def register(app: typer.Typer) -> None:
         )] = None,
         memory: Annotated[str | None, typer.Option(
             "--memory", "-m", help="Memory id (overrides the global --memory).")] = None,
+        claim_key: Annotated[bool, typer.Option(
+            "--claim-key/--no-claim-key",
+            help="With tombstones, carry the memory's claim key so an import under the same "
+                 "id keeps forgotten claims forgotten (--no-claim-key: an audit copy that "
+                 "cannot confirm guesses of forgotten values).")] = True,
     ) -> None:
         """Export a memory as Log+Facts JSON Lines: one LogEntry or Fact per line, each
         validated against the schema while writing (owner or admin). Forgotten content is
@@ -72,7 +77,7 @@ def register(app: typer.Typer) -> None:
             with _bar("exporting", not to_stdout) as progress:
                 if to_stdout:
                     s = mem.export_log_facts_to(sys.stdout.buffer, tenant=tenant,
-                                                progress=progress)
+                                                progress=progress, claim_key=claim_key)
                     sys.stdout.buffer.flush()
                     return
                 try:
@@ -81,7 +86,8 @@ def register(app: typer.Typer) -> None:
                     raise InvalidInput(f"--out {out!r} cannot be written ({exc.strerror}).",
                                        field="out") from exc
                 with fh:
-                    s = mem.export_log_facts_to(fh, tenant=tenant, progress=progress)
+                    s = mem.export_log_facts_to(fh, tenant=tenant, progress=progress,
+                                                claim_key=claim_key)
             doc = {"memory": mem.id, "out": out, **s.to_dict()}
             emit(doc, _summary_text("Exported", doc, f"to {out}"))
         run(body)

@@ -349,7 +349,9 @@ def log_entry_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
             raise InvalidInput("contentHash does not match the payload.", field="contentHash")
     return {"source_id": record["id"], "tenant_id": tenant_id, "scope": scope,
             "run_id": record["runId"], "sequence": record["sequence"], "kind": kind.value,
-            "role": kind_role(kind), "actor": record.get("actor"),
+            "role": payload.get("role", kind_role(kind)) if isinstance(payload, dict)
+            and isinstance(payload.get("role"), str) else kind_role(kind),
+            "actor": record.get("actor"),
             "occurred_at": record["timestamp"],
             "payload": canonical_json(payload).decode() if payload is not None else None,
             "text": payload_text(payload) if payload is not None else None,

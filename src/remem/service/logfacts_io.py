@@ -1,23 +1,25 @@
 """Export and import of a memory in the Log+Facts 1.3.0 format (JSON Lines).
 
-Export streams one record per line — LogEntries (sources, by run and sequence), then Facts
-(items by scope, key, revision), then tombstones and, when there are tombstones, the claim key
-— each validated against ``specs/logfacts/memory.schema.json`` with one compiled validator.
-Nothing is held beyond one store page and the current run's chain head.
+Export streams one record per line — the claim key, LogEntries (sources, by run and
+sequence), Facts (items by scope, key, revision, each preceded by its ``remem-item-state``),
+then tombstones — each validated against ``specs/logfacts/memory.schema.json`` with one
+compiled validator. Nothing is held beyond one store page.
 
 Import reads the file twice: pass 1 validates every line (schema, remem's own fields, the same
 input checks as remember/observe) and writes nothing if any line fails, naming the line and the
-field, never the value; pass 2 rebuilds the memory through the one write path: sources through
-the source log (chained per run), facts through ``Writer.write_many`` (the decision, ledger,
-payloads, index), archive/retention/holds through the owner operations, tombstones as
-text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the field mapping.
+field, never the value; pass 2 rebuilds the memory: log entries as imported rows (their
+hashes kept), facts through ``Writer.write_many`` (the decision, ledger, payloads, index) at
+the record's time, archive/retention/holds through the owner operations, tombstones as
+text-free ``item.forgotten`` events. See ``domain.logfacts_map`` for the mapping.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -25,16 +27,19 @@ from typing import Any
 
 from remem.domain import jsondoc
 from remem.domain import logfacts_map as lf
-from remem.domain.events import Event, EventType
-from remem.domain.limits import parse_kind, validate_candidate
-from remem.domain.model import Authority, Candidate, Scope, Source, parse_key
+from remem.domain.events import Event, EventType, ensure_text_free
+from remem.domain.limits import MAX_FACT_VALUE_BYTES, validate_candidate
+from remem.domain.labels import REF_PREFIX
+from remem.domain.model import (Authority, Candidate, Cardinality, ItemStatus, Scope, Source,
+                                parse_key)
 from remem.domain.operations import Operation, archive
 from remem.domain.textindex import item_text
-from remem.domain.timefmt import from_iso
+from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "specs" / "logfacts" / "memory.schema.json"
 FACT_BATCH = 500
+DEFAULT_TENANT = "default"
 Progress = Callable[[int, int], None]
 IMPORT_ACTOR = "system:import"
 
@@ -107,49 +112,87 @@ def dump_line(rec: dict[str, Any]) -> bytes:
 
 
 # --- export --------------------------------------------------------------------------------
-def export_records(ctx: Any, *, tenant: str | None = None) -> Iterator[dict[str, Any]]:
+def export_records(ctx: Any, *, tenant: str | None = None,
+                   claim_key: bool = True) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
-    comes first (when there are tombstones), so an import adopts it before any claim."""
-    tenant = tenant or getattr(ctx, "tenant_id", None) or lf.DEFAULT_TENANT  # the memory's
+    comes first (unless ``claim_key`` is False: an audit copy), so an import adopts it before
+    any claim is written."""
+    from remem.domain.logentry import log_entry_record
+
+    tenant = tenant or getattr(ctx, "tenant_id", None) or DEFAULT_TENANT
     store, mid = ctx.store, ctx.id
-    secret = store.claim_secret(mid)
-    if secret is not None and store.export_counts(mid)["tombstones"]:
+    secret = store.claim_secret(mid) if claim_key else None
+    if secret is not None:
         yield lf.claim_key_record(mid, secret, tenant=tenant)
-    run, seq, prev = None, 0, lf.ZERO_HASH
     for row in store.export_sources(mid):
-        if row["run_id"] != run:
-            run, seq, prev = row["run_id"], 0, lf.ZERO_HASH
-        rec = lf.log_entry_record(row, tenant=tenant, sequence=seq, prev_hash=prev)
-        seq, prev = seq + 1, rec["entryHash"]
-        yield rec
-    line, version = None, 0
-    replaced: dict[str, str] = {}  # successor item id -> "<id>@<version>" it replaced
-    for item, payload in store.export_items(mid):
-        if (item.scope, item.key) != line:
-            line, version, replaced = (item.scope, item.key), 0, {}
-        version += 1
-        rec = lf.fact_record(item, payload, tenant=tenant, version=version)
-        if item.item_id in replaced:
-            rec["supersedes"] = replaced.pop(item.item_id)
-        if item.superseded_by:
-            replaced[item.superseded_by] = f"{rec['id']}@{version}"
-        yield rec
+        yield log_entry_record({**row, "tenant_id": tenant})
+    merges = store.export_merges(mid)
+    for group in _key_groups(store.export_items(mid)):
+        records = [r for r, _ in group]
+        for item, payload in group:
+            yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
+            yield fact_of(ctx, item, payload, tenant, merges.get(item.item_id, []), records)
     for scope, key, claim in store.export_tombstones(mid):
         yield lf.tombstone_record(scope, key, claim, tenant=tenant)
+
+
+def _key_groups(rows: Iterator[tuple[Any, dict[str, Any]]]
+                ) -> Iterator[list[tuple[Any, dict[str, Any]]]]:
+    """The exported items one (scope, key) at a time (a key's items are adjacent)."""
+    group: list[tuple[Any, dict[str, Any]]] = []
+    for row in rows:
+        if group and (group[0][0].scope, group[0][0].key) != (row[0].scope, row[0].key):
+            yield group
+            group = []
+        group.append(row)
+    if group:
+        yield group
+
+
+def fact_of(ctx: Any, item: Any, payload: dict[str, Any], tenant: str,
+            merged: list[str], key_items: list[Any]) -> dict[str, Any]:
+    """The Fact of an exported item (``domain.fact.fact_record``, as ``Memory.fact`` builds
+    it) plus its Kind-B Source block when it is a cached fact; ``merged``: the items merged
+    into it (``export_merges``); ``key_items``: the exported items of its key."""
+    from remem.domain.fact import FactAttrs, fact_record
+    from remem.service.cached_source import schema_block
+    from remem.stores.sql import facts as sql
+
+    store, mid = ctx.store, ctx.id
+    causes = [item.source_id] + [p["source_id"] for p in store.provenance(mid, item.item_id)]
+    for m in merged:
+        causes.extend(p["source_id"] for p in store.provenance(mid, m))
+    previous = [r for r in key_items
+                if r.superseded_by == item.item_id and r.item_id not in set(merged)]
+    rec = fact_record(
+        item, value=payload["value"], tenant_id=tenant,
+        attrs=FactAttrs.from_json(payload["fact"]),
+        updated_at=sql.event_at(store, mid, item.updated_seq),
+        embedding_model=sql.vector_model(store, mid, item.item_id),
+        caused_by=[c for c in causes if c],
+        supersedes=max(previous, key=lambda r: r.revision).item_id if previous else None)
+    if not payload["found"]:
+        for f in ("content", "contentRef", "contentHash", "size"):
+            rec.pop(f, None)
+    row = store.cached_sources(mid, [item.item_id]).get(item.item_id)
+    if row is not None:
+        rec["source"] = schema_block(row)
+    return rec
 
 
 def record_kind(rec: dict[str, Any]) -> str:
     """log_entries | facts | tombstones | claim_keys (the Summary counter of a record)."""
     if "runId" in rec:
         return "log_entries"
-    return {lf.TOMBSTONE_TYPE: "tombstones", lf.CLAIM_KEY_TYPE: "claim_keys"}.get(
+    return {lf.TOMBSTONE_TYPE: "tombstones", lf.CLAIM_KEY_TYPE: "claim_keys",
+            lf.STATE_TYPE: "item_states"}.get(
         rec.get("type"), "facts")
 
 
-def _export(ctx: Any, tenant: str | None, progress: Progress | None
+def _export(ctx: Any, tenant: str | None, progress: Progress | None, claim_key: bool = True
             ) -> Iterator[tuple[dict[str, Any], bytes]]:
     total = sum(ctx.store.export_counts(ctx.id).values()) if progress else 0
-    for n, rec in enumerate(export_records(ctx, tenant=tenant), 1):
+    for n, rec in enumerate(export_records(ctx, tenant=tenant, claim_key=claim_key), 1):
         if not is_valid(rec):
             raise ValueError(f"export record {n} is not valid Log+Facts: "
                              f"{schema_problem(rec)}")
@@ -158,8 +201,8 @@ def _export(ctx: Any, tenant: str | None, progress: Progress | None
             progress(n, max(total, n))
 
 
-def export_lines(ctx: Any, *, tenant: str | None = None,
-                 progress: Progress | None = None) -> Iterator[bytes]:
+def export_lines(ctx: Any, *, tenant: str | None = None, progress: Progress | None = None,
+                 claim_key: bool = True) -> Iterator[bytes]:
     """The export as JSON Lines bytes, each record validated (one compiled validator) before
     it is yielded.
 
@@ -167,7 +210,7 @@ def export_lines(ctx: Any, *, tenant: str | None = None,
         ValueError: a record remem built is not schema-valid (a bug: the export stops rather
             than write an invalid line).
     """
-    for _, line in _export(ctx, tenant, progress):
+    for _, line in _export(ctx, tenant, progress, claim_key):
         yield line
 
 
@@ -179,13 +222,17 @@ class Summary:
     facts: int = 0
     tombstones: int = 0
     claim_keys: int = 0
+    item_states: int = 0
     bytes: int = 0
     seconds: float = 0.0
+    #: CPU seconds of this process (wall seconds depend on how busy the machine is).
+    cpu_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
     def records(self) -> int:
-        return self.log_entries + self.facts + self.tombstones + self.claim_keys
+        return (self.log_entries + self.facts + self.tombstones + self.claim_keys
+                + self.item_states)
 
     def count(self, kind: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
@@ -194,26 +241,53 @@ class Summary:
         rate = self.records / self.seconds if self.seconds > 0 else None
         return {"records": self.records, "log_entries": self.log_entries, "facts": self.facts,
                 "tombstones": self.tombstones, "claim_keys": self.claim_keys,
+                "item_states": self.item_states,
                 "bytes": self.bytes, "seconds": round(self.seconds, 3),
-                "records_per_s": round(rate, 1) if rate else None, "warnings": self.warnings}
+                "records_per_s": round(rate, 1) if rate else None,
+                "cpu_seconds": round(self.cpu_seconds, 3), "warnings": self.warnings}
 
 
 def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
-              progress: Progress | None = None) -> Summary:
+              progress: Progress | None = None, claim_key: bool = True) -> Summary:
     """Writes the export to a binary file object; returns the summary."""
-    t0, s = time.perf_counter(), Summary()
-    for rec, line in _export(ctx, tenant, progress):
+    t0, c0, s = time.perf_counter(), time.process_time(), Summary()
+    for rec, line in _export(ctx, tenant, progress, claim_key):
         out.write(line)
         s.bytes += len(line)
         s.count(record_kind(rec))
-    s.seconds = time.perf_counter() - t0
+    s.seconds, s.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     if progress is not None:
         progress(s.records, s.records)
     return s
 
 
+def comparable_lines(data: bytes, *, same_memory: bool = True) -> list[bytes]:
+    """An export's lines sorted, for comparing two exports. ``same_memory=False``: the claim
+    key is dropped and item ids (derived from the memory id, so another memory restores the
+    same facts under other ids) are replaced by their order in the file, in ``id``,
+    ``supersedes`` and item-state records."""
+    if same_memory:
+        return sorted(data.splitlines())
+    recs = [json.loads(x) for x in data.splitlines()]
+    names: dict[str, str] = {}
+    for r in recs:
+        if "runId" not in r and "type" in r and not r["type"].startswith("remem-"):
+            names[r["id"]] = f"item#{len(names)}"
+    out = []
+    for r in recs:
+        if r.get("type") == lf.CLAIM_KEY_TYPE:
+            continue
+        if "runId" not in r:
+            head, sep, tail = r["id"].partition("#")
+            r["id"] = names.get(head, head) + sep + tail
+            if "supersedes" in r:
+                r["supersedes"] = names.get(r["supersedes"], r["supersedes"])
+        out.append(dump_line(r).rstrip(b"\n"))
+    return sorted(out)
+
+
 # --- import --------------------------------------------------------------------------------
-def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
+def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any = None
                 ) -> Iterator[tuple[int, lf.Parsed]]:
     """``(line number, parsed record)`` of every non-blank line, fully checked
     (``schema=False``: pass 2 of an import, after pass 1 checked the schema of every line).
@@ -238,13 +312,26 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True
                                field=field_name)
         try:
             parsed = lf.from_record(rec)
-            check(parsed)
+            check(parsed, blobs)
         except InvalidInput as exc:
-            f = exc.details.get("field", "(record)")
+            f = _record_field(rec, str(exc.details.get("field", "(record)")))
             raise InvalidInput(f"line {n}: field '{f}' is not valid for remem "
                                f"({_reason(exc)}); nothing was imported.", line=n,
                                field=f) from exc
         yield n, parsed
+
+
+_SOURCE_FIELDS = {"text": "payload.text", "role": "payload.role", "run_id": "runId",
+                  "source_id": "id", "occurred_at": "timestamp"}
+_FACT_FIELDS = {"key": "content.key", "value": "content.value", "kind": "type",
+                "valid_at": "createdAt", "source": "causedByLogId",
+                "source.id": "causedByLogId"}
+
+
+def _record_field(rec: dict[str, Any], field: str) -> str:
+    """The record's own path of a field a remem check named (``run_id`` -> runId)."""
+    fields = _SOURCE_FIELDS if "runId" in rec else _FACT_FIELDS
+    return fields.get(field, field)
 
 
 def _reason(exc: InvalidInput) -> str:
@@ -253,30 +340,75 @@ def _reason(exc: InvalidInput) -> str:
             "kind": "not a remem kind"}.get(str(exc.details.get("field")), "refused")
 
 
-def check(rec: lf.Parsed) -> None:
-    """The checks remember/observe make, before anything is written."""
+def check(rec: lf.Parsed, blobs: Any = None) -> None:
+    """The checks remember/observe make, before anything is written (``blobs``: the store a
+    blob fact's ``contentRef`` must name an existing blob of the stated hash in)."""
+    from remem.service.cached_source import parse_cached_source
     from remem.service.sources import validate_observation
 
     if isinstance(rec, lf.SourceIn):
-        validate_observation(rec.scope, rec.text, rec.role, rec.kind, rec.run_id,
-                             rec.source_id, rec.actor)
-        from_iso(rec.occurred_at, field="timestamp")
+        r = rec.row
+        if r["text"] is not None:
+            validate_observation(r["scope"], r["text"], r["role"], r["kind"], r["run_id"],
+                                 r["source_id"], r["actor"])
+        from_iso(r["occurred_at"], field="timestamp")
     elif isinstance(rec, lf.FactIn):
-        fact_candidate(rec)
-    elif isinstance(rec, lf.TombstoneIn):
+        fact_candidate(rec.fact, blob_value(rec.fact, blobs) if rec.fact.content_ref else None)
+        if rec.source is not None:
+            parse_cached_source(rec.source)
+    elif isinstance(rec, lf.ItemStateIn):
+        from remem.domain.filters import parse_metadata
+
+        from_iso(rec.valid_at, field="content.validAt")
+        if rec.valid_until is not None:
+            from_iso(rec.valid_until, field="content.validUntil")
+        if rec.status not in {s.value for s in ItemStatus}:
+            raise InvalidInput("content.status is not an item status.", field="content.status")
+        parse_metadata(rec.metadata)
+    elif isinstance(rec, lf.TombstoneIn) and not rec.scope.startswith(REF_PREFIX):
         Scope.parse(rec.scope)
         parse_key(rec.key)
 
 
-def fact_candidate(f: lf.FactIn) -> Candidate:
-    """The decision's candidate for a fact line (validated as ``remember`` validates)."""
-    src = Source(id=f.source_id, text=f.text, role=f.role or "owner")
-    cand = Candidate(scope=Scope.parse(f.scope), key=parse_key(f.key), value=f.value,
-                     kind=parse_kind(f.kind),
-                     valid_at=from_iso(f.valid_at, field="createdAt"), source=src,
-                     valid_until=from_iso(f.valid_until, field="content.validUntil")
-                     if f.valid_until else None)
-    validate_candidate(cand)
+def blob_value(f: Any, blobs: Any) -> Any:
+    """The full content value of a blob fact, read from ``blobs`` and checked against the
+    record's contentHash (an export names its blobs; it does not carry them).
+
+    Raises:
+        InvalidInput: no blob store, no such blob, or its bytes do not match.
+    """
+    from remem.domain.fact import content_hash
+
+    try:
+        data = blobs.get(f.content_ref) if blobs is not None else None
+    except Exception:  # noqa: BLE001 - any miss reads as "not there"
+        data = None
+    if data is None or content_hash(data) != f.content_hash:
+        raise InvalidInput("contentRef names no blob of this contentHash in this store's "
+                           "blob directory; copy the blob directory with the file.",
+                           field="contentRef")
+    return json.loads(data)["value"]
+
+
+def fact_candidate(f: Any, full_value: Any = None, state: Any = None) -> Candidate:
+    """The decision's candidate for a fact line (validated as ``remember_fact`` validates);
+    a blob fact (``full_value`` read from its blob) keeps remember_fact's summary value;
+    ``state`` (its ``remem-item-state`` record) gives the world-time validity."""
+    from remem.domain.fact import content_bytes, content_hash, summary_text
+
+    value = f.value
+    if f.content_ref:
+        value = {"summary": summary_text(full_value),
+                 "contentHash": content_hash(content_bytes(f.key, full_value))}
+    src = Source(id=f.caused_by[0] if f.caused_by else None, text=None, role="owner")
+    until = state.valid_until if state is not None else None
+    cand = Candidate(scope=Scope.parse(f.scope), key=parse_key(f.key), value=value,
+                     kind=f.kind, source=src,
+                     valid_at=from_iso(state.valid_at if state is not None else f.created_at,
+                                       field="content.validAt"),
+                     valid_until=from_iso(until, field="content.validUntil") if until
+                     else None)
+    validate_candidate(cand, max_value_bytes=MAX_FACT_VALUE_BYTES)
     return cand
 
 
@@ -285,17 +417,19 @@ def _read(path: Path) -> Iterator[bytes]:
         yield from fh
 
 
-def check_file(path: Path, progress: Progress | None = None) -> Summary:
+KINDS = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombstones",
+         lf.ClaimKeyIn: "claim_keys", lf.ItemStateIn: "item_states"}
+
+
+def check_file(path: Path, progress: Progress | None = None, blobs: Any = None) -> Summary:
     """Pass 1: validates every line; counts what pass 2 will write.
 
     Raises:
         InvalidInput: the first bad line (``details.line``, ``details.field``).
     """
     s = Summary()
-    kinds = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombstones",
-             lf.ClaimKeyIn: "claim_keys"}
-    for n, rec in parse_lines(_read(path)):
-        s.count(kinds[type(rec)])
+    for n, rec in parse_lines(_read(path), blobs=blobs):
+        s.count(KINDS[type(rec)])
         if progress is not None and n % 100 == 0:
             progress(n, 0)
     s.bytes = path.stat().st_size
@@ -305,38 +439,95 @@ def check_file(path: Path, progress: Progress | None = None) -> Summary:
 def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summary:
     """Validates ``path`` (pass 1, nothing written on a bad line), then rebuilds the memory
     through the write path (pass 2). Called by ``Memory.import_log_facts`` after the guard."""
-    t0 = time.perf_counter()
-    plan = check_file(path)
+    t0, c0 = time.perf_counter(), time.process_time()
+    blobs = mem.ctx.owner.blobs
+    plan = check_file(path, blobs=blobs)
     total = plan.records
     imp = _Importer(mem, plan)
-    for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False), 1):
+    for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False, blobs=blobs), 1):
         imp.add(rec)
         if progress is not None and (n % 100 == 0 or n == total):
             progress(n, total)
     imp.flush()
-    plan.seconds = time.perf_counter() - t0
+    if plan.tombstones and not plan.claim_keys:
+        plan.warnings.append(
+            "the file carries tombstones but no claim key (exported with --no-claim-key): "
+            "they are kept but cannot recognise the forgotten claims in this memory.")
+    plan.seconds, plan.cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     return plan
 
 
+class _FixedClock:
+    def __init__(self, at: str) -> None:
+        self.at = from_iso(at)
+
+    def now(self) -> Any:
+        return self.at
+
+
+@contextmanager
+def _at(ctx: Any, at: str) -> Iterator[None]:
+    """Pins the memory's clock to a record's time, so the restored ledger keeps the file's
+    createdAt/updatedAt (and an export of the import gives the same bytes)."""
+    saved = ctx.clock, ctx.writer.clock
+    ctx.clock = ctx.writer.clock = _FixedClock(at)
+    try:
+        yield
+    finally:
+        ctx.clock, ctx.writer.clock = saved
+
+
+@contextmanager
+def _each_at(writer: Any, times: dict[int, str]) -> Iterator[None]:
+    """Pins the writer's clock to each request's own time while a batch is written: an
+    ``at_head`` hook (run just before the decision reads the clock) sets it per request."""
+    clock = _FixedClock(next(iter(times.values())))
+
+    def pin(uow: Any, req: Any) -> None:
+        if id(req) in times:  # a request rebuilt on retry keeps the last time
+            clock.at = from_iso(times[id(req)])
+
+    saved = writer.clock
+    writer.clock = clock
+    writer.at_head.append(pin)
+    try:
+        yield
+    finally:
+        writer.at_head.remove(pin)
+        writer.clock = saved
+
+
 class _Importer:
-    """Pass 2: writes parsed records in file order, facts in batches of ``FACT_BATCH``."""
+    """Pass 2: writes parsed records in file order; facts in batches of ``FACT_BATCH``, each
+    at its record's createdAt (``_each_at``)."""
 
     def __init__(self, mem: Any, plan: Summary) -> None:
         self.mem, self.ctx, self.plan = mem, mem.ctx, plan
-        self.facts: list[lf.FactIn] = []
+        self.facts: list[tuple[lf.FactIn, lf.ItemStateIn | None]] = []
+        self.states: dict[str, lf.ItemStateIn] = {}
+        self.cardinality: dict[str, Cardinality] = {}  # key -> the file's cardinality
+        self.writer = copy.copy(self.ctx.writer)  # with the import's key policy
+        self.writer.policy = self._policy
+        self.writer.at_head = list(self.ctx.writer.at_head)
+
+    def _policy(self, key: str) -> tuple[Cardinality | None, Any]:
+        """The memory's key policy; a key its config leaves open takes the file's
+        cardinality (declared by the key's first write, as the source memory had it)."""
+        card, on_change = self.ctx.writer.policy(key)
+        return (card or self.cardinality.get(key)), on_change
 
     def add(self, rec: lf.Parsed) -> None:
+        if isinstance(rec, lf.ItemStateIn):  # its Fact follows: kept until then
+            self.states[rec.item_id] = rec
+            return
         if isinstance(rec, lf.FactIn):
-            self.facts.append(rec)
+            self.facts.append((rec, self.states.pop(rec.fact.id, None)))
             if len(self.facts) >= FACT_BATCH:
                 self.flush()
             return
         self.flush()
         if isinstance(rec, lf.SourceIn):
-            self.ctx.sources.observe(
-                rec.scope, rec.text, role=rec.role, actor=rec.actor, source_id=rec.source_id,
-                run_id=rec.run_id, occurred_at=from_iso(rec.occurred_at), kind=rec.kind,
-                metadata=rec.metadata)
+            _insert_entry(self.ctx, rec.row)
         elif isinstance(rec, lf.TombstoneIn):
             self._tombstone(rec)
         elif isinstance(rec, lf.ClaimKeyIn):
@@ -344,41 +535,65 @@ class _Importer:
 
     def flush(self) -> None:
         """Writes the pending facts in one transaction (each through the decision)."""
+        from remem.domain.fact import FactAttrs, type_of_kind
+        from remem.service.cached_source import parse_cached_source
         from remem.service.writer import WriteRequest
 
         if not self.facts:
             return
         facts, self.facts = self.facts, []
-        cands = [fact_candidate(f) for f in facts]
+        blobs = self.ctx.owner.blobs
+        cands = [fact_candidate(f.fact, blob_value(f.fact, blobs) if f.fact.content_ref
+                                else None, st) for f, st in facts]
         self.ctx.embedding.prime([item_text(c.key, c.value, c.source.text) for c in cands])
-        reqs = [WriteRequest(c, Authority.OWNER, IMPORT_ACTOR, metadata=f.metadata,
-                             stated_valid_at=c.valid_at, intent="import")
-                for c, f in zip(cands, facts, strict=True)]
-        results = self.ctx.writer.write_many(reqs)
-        for f, r in zip(facts, results, strict=True):
-            self._after(f, r)
+        reqs = []
+        for c, (f, st) in zip(cands, facts, strict=True):
+            x = f.fact
+            attrs = FactAttrs(x.fact_type if x.fact_type != type_of_kind(x.kind) else None,
+                              x.content_ref, x.size_bytes if x.content_ref else None,
+                              x.content_hash if x.content_ref else None)
+            cached = parse_cached_source(f.source) if f.source is not None else None
+            reqs.append(WriteRequest(
+                c, Authority.OWNER, IMPORT_ACTOR, stated_valid_at=c.valid_at,
+                intent="import", fact=attrs.to_json() or None,
+                metadata=st.metadata if st is not None else None,
+                on_written=self.ctx.cached.written_hook(cached) if cached else None))
+        for f, st in facts:
+            if st is not None and st.cardinality in ("single", "multi"):
+                self.cardinality.setdefault(f.fact.key, Cardinality(st.cardinality))
+        with _each_at(self.writer, {id(r): f.fact.created_at for r, (f, _) in
+                                    zip(reqs, facts, strict=True)}):
+            results = self.writer.write_many(reqs)
+        for (f, st), r in zip(facts, results, strict=True):
+            self._after(f.fact, st, r)
         forgotten = sum(r.outcome == "forgotten" for r in results)
         if forgotten:
             self.plan.warnings.append(
                 f"{forgotten} fact(s) of the file are claims this memory forgot; they were "
                 "not imported.")
 
-    def _after(self, f: lf.FactIn, result: Any) -> None:
-        """Statuses and retention the decision does not set: archive, keep_until, hold."""
-        if result.item_id is None:
+    def _after(self, f: Any, st: lf.ItemStateIn | None, result: Any) -> None:
+        """What the decision does not set: archive, keep_until, hold (at the fact's
+        updatedAt)."""
+        archived = st is not None and st.status == "archived"
+        if result.item_id is None or not (f.keep_until or f.legal_hold or archived):
             return
-        if f.status == "archived":
-            self.ctx.writer.operate(f.scope, f.key, IMPORT_ACTOR,
-                                    lambda st, p: archive(st, result.item_id))
-        if f.keep_until:
-            self.mem.set_retention(result.item_id, keep_until=from_iso(f.keep_until),
-                                   actor=IMPORT_ACTOR)
-        if f.legal_hold:
-            self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
+        with _at(self.ctx, f.updated_at or f.created_at):
+            if archived:
+                self.ctx.writer.operate(f.scope, f.key, IMPORT_ACTOR,
+                                        lambda s, p: archive(s, result.item_id))
+            if f.keep_until:
+                self.mem.set_retention(result.item_id, keep_until=from_iso(f.keep_until),
+                                       actor=IMPORT_ACTOR)
+            if f.legal_hold:
+                self.mem.set_legal_hold(result.item_id, True, actor=IMPORT_ACTOR)
 
     def _tombstone(self, t: lf.TombstoneIn) -> None:
         """A text-free ``item.forgotten`` event naming only the claim: it folds into a
         tombstone, so the automatic paths never learn the claim again."""
+        if t.scope.startswith(REF_PREFIX):  # a keyed memory's labels: refs only
+            _sealed_tombstone(self.ctx, t)
+            return
         item_id = "itm_tombstone_" + t.claim_id[:32]
 
         def build(state: Any, proj: Any) -> Operation:
@@ -398,9 +613,66 @@ class _Importer:
         if store.claim_secret(mid) == k.secret:
             return
         if k.memory_id == mid and store.adopt_claim_secret(mid, k.secret):
-            self.ctx.writer._claim_secret = None  # re-read: the writer caches the secret
+            self.ctx.writer._claim_secret = None  # re-read: the writers cache the secret
+            self.writer._claim_secret = None
+            return
+        if not self.plan.tombstones:
             return
         self.plan.warnings.append(
             f"the file's tombstones were keyed by memory {k.memory_id!r}; in memory {mid!r} "
             "they cannot recognise the forgotten claims. Import into a new memory named "
             f"{k.memory_id!r} to keep them forgotten.")
+
+
+def _insert_entry(ctx: Any, row: dict[str, Any]) -> None:
+    """Writes one imported LogEntry row (``IMPORTED_FORMAT``: hashes kept as given) with its
+    text index, vector and ``source.recorded`` event; a source id already present is kept."""
+    from remem.domain.textindex import content_hash
+    from remem.service.writer import append_events
+    from remem.domain.sourcelog import source_doc_id
+
+    index = ctx.sources.embedding.index
+    text = row["text"]
+    vec = ctx.sources.embedding.embed([text])[0] if text is not None else None
+    with ctx.store.unit_of_work(ctx.id) as uow:
+        w = index.writer(uow)
+        if w.source(row["source_id"]) is not None:
+            return
+        w.insert_source({**row, "tenant_id": ctx.tenant_id, "recorded_at": row["occurred_at"],
+                         "metadata": None, "tz_offset_min": None})
+        if text is not None:
+            doc = source_doc_id(row["source_id"])
+            w.index_text(doc, "source", row["scope"], text)
+            ctx.sources.embedding.store_vectors(
+                w, [(doc, "source", row["scope"], content_hash(text), vec)])
+        head, _ = uow.head()
+        append_events(uow, [Event(EventType.SOURCE_RECORDED, {
+            "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
+            "sequence": row["sequence"], "entry_hash": row["entry_hash"]})],
+            actor=IMPORT_ACTOR, at=row["occurred_at"], expected_seq=head)
+
+
+class _SealedEvent(Event):
+    """An event whose data already holds label refs (data version 2), as a keyed memory's
+    ``item.forgotten`` is stored: ``Event`` itself only takes raw labels, which it seals."""
+
+    def __post_init__(self) -> None:
+        extra = set(self.data) - {"scope_ref", "key_ref"}
+        ensure_text_free(self.type, {k: self.data[k] for k in extra})
+
+
+def _sealed_tombstone(ctx: Any, t: lf.TombstoneIn) -> None:
+    """A keyed memory's tombstone (label refs; the labels were erased): a sealed
+    ``item.forgotten`` event naming only refs and the claim, and its read-model row."""
+    from remem.domain.labels import SEALED_VERSION
+    from remem.service.writer import append_events
+    from remem.stores.sql.export import put_tombstone
+
+    with ctx.store.unit_of_work(ctx.id) as uow:
+        head, _ = uow.head()
+        append_events(uow, [_SealedEvent(EventType.ITEM_FORGOTTEN, {
+            "item_id": "itm_tombstone_" + t.claim_id[:32], "scope_ref": t.scope,
+            "key_ref": t.key, "revision": 0, "claim_id": t.claim_id, "reason": "imported",
+            "v": SEALED_VERSION})], actor=IMPORT_ACTOR, at=to_iso(ctx.clock.now()),
+            expected_seq=head)
+        put_tombstone(uow, t.scope, t.key, t.claim_id)

@@ -468,12 +468,14 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         return [g for g in groups if self.guard.readable(g["scope"])]
 
     # --- Log+Facts export and import (service.logfacts_io) ---------------------------------
-    def export_log_facts(self, *, tenant: str | None = None,
-                         progress: Any = None) -> Any:
+    def export_log_facts(self, *, tenant: str | None = None, progress: Any = None,
+                         claim_key: bool = True) -> Any:
         """The memory as Log+Facts 1.3.0 JSON Lines: an iterator of ``bytes`` lines (log
         entries, facts, tombstones), each validated against the schema; streamed page by
         page. ``tenant`` fills ``scope.tenantId`` (default: the memory's tenant).
-        ``progress(done, total)`` is called as records go out. Forgotten content is never exported.
+        ``progress(done, total)`` is called as records go out. Forgotten content is never
+        exported; with tombstones the memory's claim key goes first (``claim_key=False`` leaves
+        it out: the tombstones then cannot block the claims in another database).
 
         Raises:
             PermissionDenied: the caller is not the owner or a memory-wide admin.
@@ -483,17 +485,17 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
 
         self.guard.manage("export the memory")
         _check_tenant(tenant)
-        return export_lines(self.ctx, tenant=tenant, progress=progress)
+        return export_lines(self.ctx, tenant=tenant, progress=progress, claim_key=claim_key)
 
     def export_log_facts_to(self, out: Any, *, tenant: str | None = None,
-                            progress: Any = None) -> Any:
+                            progress: Any = None, claim_key: bool = True) -> Any:
         """Writes ``export_log_facts`` to a binary file object; returns a ``Summary``
         (records per type, bytes, seconds)."""
         from remem.service.logfacts_io import export_to
 
         self.guard.manage("export the memory")
         _check_tenant(tenant)
-        return export_to(self.ctx, out, tenant=tenant, progress=progress)
+        return export_to(self.ctx, out, tenant=tenant, progress=progress, claim_key=claim_key)
 
     def import_log_facts(self, path: Any, *, progress: Any = None) -> Any:
         """Imports a Log+Facts JSON Lines file: every line is validated first (nothing is

@@ -21,10 +21,12 @@ NDJSON = "application/x-ndjson"
 def export_log_facts(memory: Caller,
                      tenant: Annotated[str | None, Query(
                          min_length=1, max_length=128,
-                         description="tenantId of every record (default: the memory's tenant)."
-                     )] = None
-                     ) -> Any:
+                         description="tenantId of every record (default: the memory's tenant).")] = None,
+                     claim_key: Annotated[bool, Query(
+                         description="With tombstones, carry the memory's claim key (false: "
+                                     "an audit copy; its tombstones cannot block claims "
+                                     "elsewhere).")] = True) -> Any:
     """Streams every log entry, fact and tombstone, each validated against the schema
     (owner or memory-wide admin; others get 403 before anything is sent)."""
-    lines = memory.export_log_facts(tenant=tenant)  # the guard decides here, eagerly
+    lines = memory.export_log_facts(tenant=tenant, claim_key=claim_key)  # the guard decides here, eagerly
     return StreamingResponse(lines, media_type=NDJSON)

@@ -25,7 +25,7 @@ class SqlExport(SqlStore):
     def export_counts(self, memory_id: str) -> dict[str, int]:
         """``{"sources", "items", "tombstones"}``: what the ``export_*`` readers yield."""
         row = self._one(
-            "SELECT (SELECT count(*) FROM sources WHERE memory_id=? AND text IS NOT NULL) AS s,"
+            "SELECT (SELECT count(*) FROM sources WHERE memory_id=?) AS s,"
             " (SELECT count(*) FROM items WHERE memory_id=? AND status <> 'forgotten') AS i,"
             " (SELECT count(*) FROM tombstones WHERE memory_id=?) AS t",
             (memory_id, memory_id, memory_id)) or {}
@@ -33,9 +33,8 @@ class SqlExport(SqlStore):
                 "tombstones": int(row.get("t") or 0)}
 
     def export_sources(self, memory_id: str) -> Iterator[dict[str, Any]]:
-        """Source rows whose text is kept (erased ones are never exported), by run and
-        sequence: source_id, run_id, sequence, scope, kind, role, actor, occurred_at, text,
-        metadata (parsed or None)."""
+        """Every source row (an erased one has no payload or text left), by run and sequence,
+        with the columns ``domain.logentry.log_entry_record`` reads."""
         b = self.dialect.bytewise
         last: tuple[str, int] | None = None
         while True:
@@ -45,7 +44,8 @@ class SqlExport(SqlStore):
                 args += [last[0], last[0], last[1]]
             rows = self._all(
                 "SELECT source_id, run_id, sequence, scope, kind, role, actor, occurred_at, "
-                "text, metadata FROM sources WHERE memory_id=? AND text IS NOT NULL "
+                "text, metadata, payload, content_hash, caused_by, prev_hash, entry_hash, "
+                "tenant_id, log_format FROM sources WHERE memory_id=? "
                 f"{cond}ORDER BY {b('run_id')}, sequence LIMIT ?", (*args, EXPORT_PAGE))
             for r in rows:
                 r["metadata"] = load_metadata(r["metadata"])
@@ -56,7 +56,8 @@ class SqlExport(SqlStore):
 
     def export_items(self, memory_id: str) -> Iterator[tuple[Any, dict[str, Any]]]:
         """``(ItemRecord, payload)`` of every item not forgotten, by scope, key, revision;
-        payload: ``{"value", "quote", "metadata"}``."""
+        payload: ``{"value", "quote", "metadata", "found", "fact"}`` (found: the payload row
+        exists; fact: its fact attributes JSON or None)."""
         b = self.dialect.bytewise
         last: tuple[str, str, int, int] | None = None
         while True:
@@ -67,7 +68,8 @@ class SqlExport(SqlStore):
                         "i.created_seq > ?)))))) ")
                 args += [last[0], last[0], last[1], last[1], last[2], last[2], last[3]]
             rows = self._all(
-                "SELECT i.*, p.value AS p_value, p.quote AS p_quote, p.metadata AS p_metadata "
+                "SELECT i.*, p.value AS p_value, p.quote AS p_quote, p.metadata AS p_metadata, "
+                "p.fact AS p_fact, p.payload_id AS p_id "
                 "FROM items i LEFT JOIN payloads p ON p.memory_id = i.memory_id AND "
                 "p.payload_id = i.payload_id WHERE i.memory_id=? AND i.status <> 'forgotten' "
                 f"{cond}ORDER BY {b('i.scope')}, {b('i.key')}, i.revision, i.created_seq "
@@ -75,7 +77,9 @@ class SqlExport(SqlStore):
             for r in rows:
                 payload = {"value": json.loads(r["p_value"]) if r["p_value"] is not None
                            else None, "quote": r["p_quote"],
-                           "metadata": load_metadata(r["p_metadata"])}
+                           "metadata": load_metadata(r["p_metadata"]),
+                           "found": r["p_id"] is not None,
+                           "fact": json.loads(r["p_fact"]) if r["p_fact"] else None}
                 yield row_to_item(r), payload
             if len(rows) < EXPORT_PAGE:
                 return
@@ -101,6 +105,17 @@ class SqlExport(SqlStore):
                 return
             last = (rows[-1]["scope"], rows[-1]["key"], rows[-1]["claim_id"])
 
+    def export_merges(self, memory_id: str) -> dict[str, list[str]]:
+        """``{into item id: [merged item ids]}`` of every ``item.merged`` event, in ledger
+        order (one read for the whole export, in place of one ledger scan per item)."""
+        out: dict[str, list[str]] = {}
+        for r in self._all("SELECT data FROM ledger WHERE memory_id=? AND type='item.merged' "
+                           "ORDER BY seq", (memory_id,)):
+            data = json.loads(r["data"])
+            into = data.get("into")
+            out.setdefault(into, []).extend(i for i in data.get("item_ids", []) if i != into)
+        return out
+
     def adopt_claim_secret(self, memory_id: str, secret: bytes) -> bool:
         """Sets the memory's claim-id secret to an imported one, only while the memory holds
         no item and no tombstone (claim ids already written would no longer match). Returns
@@ -116,3 +131,11 @@ class SqlExport(SqlStore):
                        "ON CONFLICT (memory_id) DO UPDATE SET claim_secret = "
                        "excluded.claim_secret", (memory_id, secret))
             return True
+
+
+def put_tombstone(uow: Any, scope_ref: str, key_ref: str, claim_id: str) -> None:
+    """The read-model row of an imported keyed tombstone, in the import's transaction (its
+    ``item.forgotten`` event is appended beside it, so a rebuild folds the same row)."""
+    uow.dialect.execute(uow.conn, "INSERT INTO tombstones(memory_id, scope, key, claim_id) "
+                        "VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
+                        (uow.memory_id, scope_ref, key_ref, claim_id))
