@@ -110,7 +110,7 @@ def register(app: typer.Typer) -> None:
             try:
                 mem, created = current_memory(), False
             except NotFound:  # validate before creating it: a bad file writes nothing
-                from remem.service.logfacts_io import check_file
+                from remem.service.logfacts_import import check_file
 
                 check_file(file)
                 mem, created = open_store().create_memory(STATE.memory), True

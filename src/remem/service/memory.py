@@ -509,7 +509,7 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         """
         from pathlib import Path
 
-        from remem.service.logfacts_io import import_file
+        from remem.service.logfacts_import import import_file
 
         self.guard.manage("import into the memory")
         return import_file(self, Path(path), progress=progress)
