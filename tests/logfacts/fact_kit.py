@@ -46,32 +46,6 @@ def assert_valid_fact(record: dict[str, Any]) -> None:
                         format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def store_url(backend: str, request, tmp_path: Path) -> Iterator[str]:
-    """An empty database of each backend (a SQLite file; a fresh PostgreSQL database)."""
-    if backend == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
-
-
 @pytest.fixture
 def blob_dir(tmp_path: Path) -> Path:
     """Where blobs go: beside the SQLite file; a named directory for PostgreSQL."""

@@ -1,39 +1,16 @@
 """Fixtures and helpers shared by the log-entry and tenant tests (issue 16 points 1-2).
 
-``store_url`` runs a test on SQLite (a file under tmp_path) and on PostgreSQL (a fresh
-database on the session's one server), as tests/contract does.
+The backends come from ``tests/logfacts/conftest.py``: ``store_url`` runs a test on SQLite
+(a file under tmp_path) and on PostgreSQL (a fresh database on the session's one server).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import jsonschema
-import pytest
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
 
 
 def schema() -> dict[str, Any]:

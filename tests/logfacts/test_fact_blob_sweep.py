@@ -10,14 +10,11 @@ from remem.service.memory_facts import BLOB_GRACE_S, sweep_orphan_blobs
 
 from .fact_kit import (  # noqa: F401 - fixtures
     ALICE,
-    backend,
     big_text,
     blob_dir,
     blob_files,
     clock,
-    pg_server,
     store,
-    store_url,
 )
 
 CONFIG = {"retention": {"interval_hours": 1}}

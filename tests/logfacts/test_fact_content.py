@@ -14,15 +14,12 @@ from logfacts.fact_kit import (  # noqa: F401
     ALICE,
     MARK,
     assert_valid_fact,
-    backend,
     blob_dir,
     big_text,
     blob_files,
     clock,
     mem,
-    pg_server,
     store,
-    store_url,
 )
 
 import remem

@@ -23,11 +23,8 @@ from .cached_kit import block
 from .fact_kit import (  # noqa: F401 - fixtures
     ALICE,
     assert_valid_fact,
-    backend,
     big_text,
     blob_dir,
-    pg_server,
-    store_url,
 )
 
 MISSING = "itm_000000000000000000000000"

@@ -8,13 +8,10 @@ from __future__ import annotations
 from logfacts.fact_kit import (  # noqa: F401
     ALICE,
     assert_valid_fact,
-    backend,
     blob_dir,
     clock,
-    pg_server,
     run_sql,
     store,
-    store_url,
 )
 
 import remem.testing.hashembed  # noqa: F401 - registers the "hash" embedding provider

@@ -12,13 +12,10 @@ from logfacts.fact_kit import (  # noqa: F401
     ALICE,
     T0,
     assert_valid_fact,
-    backend,
     blob_dir,
     clock,
     mem,
-    pg_server,
     store,
-    store_url,
 )
 
 from remem.domain.canonical import canonical_json

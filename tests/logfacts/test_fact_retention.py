@@ -15,14 +15,11 @@ from logfacts.fact_kit import (  # noqa: F401
     ALICE,
     T0,
     assert_valid_fact,
-    backend,
     big_text,
     blob_dir,
     blob_files,
     clock,
-    pg_server,
     store,
-    store_url,
 )
 
 import remem

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 import rfc8785
-from logfacts.log_kit import log_entry_validator, pg_server, raw_sql, store_url  # noqa: F401
+from logfacts.log_kit import log_entry_validator, raw_sql
 
 import remem
 from remem.domain.events import Event, EventType

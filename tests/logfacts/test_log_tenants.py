@@ -11,7 +11,7 @@ import sys
 
 import httpx
 import pytest
-from logfacts.log_kit import log_entry_validator, pg_server, raw_sql, store_url  # noqa: F401
+from logfacts.log_kit import log_entry_validator, raw_sql
 
 import remem
 from remem.domain.logentry import log_entry_record
