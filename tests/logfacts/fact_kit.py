@@ -81,18 +81,7 @@ def blob_files(store: remem.RememStore) -> list[Path]:
 
 def run_sql(backend: str, store_url: str, statement: str) -> int:
     """Runs one SQL statement directly on the database (damage and mixed states in tests);
-    returns the rows it changed."""
-    if backend == "sqlite":
-        import sqlite3
+    returns the rows it changed (``log_kit.raw_sql``, which tells the backend by the URL)."""
+    from logfacts.log_kit import raw_sql
 
-        conn = sqlite3.connect(store_url)
-        try:
-            n = conn.execute(statement).rowcount
-            conn.commit()
-            return n
-        finally:
-            conn.close()
-    import psycopg
-
-    with psycopg.connect(store_url, autocommit=True) as conn:
-        return conn.execute(statement).rowcount
+    return raw_sql(store_url, statement)

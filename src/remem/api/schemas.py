@@ -404,6 +404,18 @@ APPLY_BODY_SCHEMA = _apply_body_schema()
 
 
 # --- observe, recall, context, profile ----------------------------------------------------
+#: The schema LogEntry fields every observe-like request takes (observe, a batch turn, KIP
+#: staging); the service checks them (``domain.logentry``).
+LogKindField = Field(default=None, max_length=64, description=(
+    "Log entry kind, one of: user-message, agent-message, system-message, tool-call, "
+    "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
+    "event-received, guardrail-triggered, wait-suspended, wait-resumed (default: from the "
+    "role)."))
+PayloadField = Field(default=None, description=(
+    "The kind-specific payload object (<= 65,536 bytes as canonical JSON); unknown fields "
+    "are kept; the text goes in as 'text'."))
+CausedByField = Field(default=None, min_length=1, max_length=512,
+                      description="The source (log entry) that caused it.")
 Scopes = Field(min_length=1, max_length=16, examples=[["user:alice", "agent:bot"]],
                description="Every scope to read, each visible to the token; nothing is "
                            "widened.")
@@ -419,16 +431,9 @@ class ObserveIn(_In):
     source_id: str | None = Field(default=None, max_length=MAX_SOURCE_ID_BYTES)
     run_id: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
-    kind: str | None = Field(default=None, max_length=64, description=(
-        "Log entry kind, one of: user-message, agent-message, system-message, tool-call, "
-        "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
-        "event-received, guardrail-triggered, wait-suspended, wait-resumed (default: from "
-        "the role)."))
-    payload: dict[str, Any] | None = Field(default=None, description=(
-        "The kind-specific payload object (<= 65,536 bytes as canonical JSON); unknown "
-        "fields are kept; the text goes in as 'text'."))
-    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512,
-                                         description="The source (log entry) that caused it.")
+    kind: str | None = LogKindField
+    payload: dict[str, Any] | None = PayloadField
+    caused_by_log_id: str | None = CausedByField
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = Field(
         default=None, description="Metadata kept with the source and inherited by the facts "
@@ -447,13 +452,11 @@ class ObserveTurnIn(_In):
                              "kind (user for user-message).")
     actor: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
-    kind: str | None = Field(default=None, max_length=64, description="A log entry kind "
-                             "(default: from the role, else user-message).")
+    kind: str | None = LogKindField
     idempotency_key: str | None = IdemStr
     metadata: dict[str, Any] | None = None
-    payload: dict[str, Any] | None = Field(default=None, description="The kind-specific "
-                                           "payload object; unknown fields are kept.")
-    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512)
+    payload: dict[str, Any] | None = PayloadField
+    caused_by_log_id: str | None = CausedByField
 
 
 #: Most turns one HTTP ``observe_many`` request takes (one transaction).
@@ -553,13 +556,6 @@ class StageSourceIn(_In):
     actor: str | None = Field(default=None, max_length=256)
     occurred_at: UtcDatetime | None = None
     run_id: str | None = Field(default=None, max_length=256)
-    kind: str | None = Field(default=None, max_length=64, description=(
-        "Log entry kind, one of: user-message, agent-message, system-message, tool-call, "
-        "tool-result, internal-thought, retrieval, artifact-produced, event-emitted, "
-        "event-received, guardrail-triggered, wait-suspended, wait-resumed (default: from "
-        "the role)."))
-    payload: dict[str, Any] | None = Field(default=None, description=(
-        "The kind-specific payload object (<= 65,536 bytes as canonical JSON); unknown "
-        "fields are kept; the text goes in as 'text'."))
-    caused_by_log_id: str | None = Field(default=None, min_length=1, max_length=512,
-                                         description="The source (log entry) that caused it.")
+    kind: str | None = LogKindField
+    payload: dict[str, Any] | None = PayloadField
+    caused_by_log_id: str | None = CausedByField
