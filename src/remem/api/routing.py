@@ -51,6 +51,8 @@ class SerializedRoute(APIRoute):
                 body = await request.body()
                 if body:  # FastAPI reads the cached parse instead of json.loads
                     request._json = _strict_json(body)
+            elif not has_body and request.method in _BODY_METHODS:
+                _refuse_a_body(await request.body(), request.method, self.path)
             lock = request.app.state.store_lock
             if lock is None:
                 return await handler(request)
@@ -58,6 +60,20 @@ class SerializedRoute(APIRoute):
                 return await handler(request)
 
         return serialized
+
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _refuse_a_body(body: bytes, method: str, path: str) -> None:
+    """A route without a request model takes no body: anything but nothing (or ``{}``) is
+    400 ``invalid_input`` before the handler runs, so a field the route does not have
+    (``expected_revision`` on a by-id forget) is never silently ignored."""
+    if not body.strip() or body.strip() == b"{}":
+        return
+    raise InvalidInput(f"{method} {path} takes no request body; send none (or {{}}). A "
+                       "field it does not have is refused, not ignored: nothing was done.",
+                       field="body")
 
 
 def _strict_json(body: bytes) -> Any:
