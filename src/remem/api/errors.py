@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -115,7 +116,9 @@ class BodyLimit:
     sees any of it; a larger body (by Content-Length or as received) gets 413.
 
     ``larger`` names the few routes that take bigger bodies: ``(method, path regex,
-    max_bytes)``, e.g. fact content that goes to the blob store."""
+    max_bytes)``, e.g. fact content that goes to the blob store. The larger limit is only for
+    a caller with a live bearer token (checked before the body is read): anyone else gets the
+    ordinary limit, so an anonymous client cannot make the server buffer 64 MiB."""
 
     def __init__(self, app: ASGIApp, max_bytes: int,
                  larger: Sequence[tuple[str, str, int]] = ()) -> None:
@@ -134,6 +137,8 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = self._limit(scope)
+        if limit > self.max_bytes and not await _authenticated(scope):
+            limit = self.max_bytes
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await self._reject(scope, send, declared, limit)
@@ -171,6 +176,30 @@ class BodyLimit:
                                 (b"content-length", str(len(data)).encode()),
                                 (b"connection", b"close")]})
         await send({"type": "http.response.body", "body": data})
+
+
+async def _authenticated(scope: Scope) -> bool:
+    """True when the request carries a live bearer token (looked up as the routes do, under
+    the store lock when the app serialises)."""
+    header = dict(scope.get("headers", [])).get(b"authorization", b"").decode("latin-1")
+    scheme, _, token = header.partition(" ")
+    app = scope.get("app")
+    tokens = getattr(getattr(app, "state", None), "tokens", None)
+    if scheme.lower() != "bearer" or not token or tokens is None:
+        return False
+
+    def check() -> bool:
+        try:
+            tokens.authenticate(token.strip())
+        except RememError:
+            return False
+        return True
+
+    lock = getattr(app.state, "store_lock", None)
+    if lock is None:
+        return await anyio.to_thread.run_sync(check)
+    async with lock:
+        return await anyio.to_thread.run_sync(check)
 
 
 def _content_length(scope: Scope) -> int | None:
