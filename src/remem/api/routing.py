@@ -45,13 +45,14 @@ class SerializedRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         has_body = self.body_field is not None
+        reads_own_body = bool((self.openapi_extra or {}).get("requestBody"))  # e.g. /apply
 
         async def serialized(request: Request) -> Response:
             if has_body and _is_json(request):
                 body = await request.body()
                 if body:  # FastAPI reads the cached parse instead of json.loads
                     request._json = _strict_json(body)
-            elif not has_body and request.method in _BODY_METHODS:
+            elif not has_body and not reads_own_body and request.method in _BODY_METHODS:
                 _refuse_a_body(await request.body(), request.method, self.path)
             lock = request.app.state.store_lock
             if lock is None:

@@ -115,6 +115,26 @@ def check(rec: lf.Parsed, blobs: Any = None) -> None:
         parse_key(rec.key)
 
 
+def _bucket(ref: str) -> str:
+    """The bucket of ``blob://<provider>/<bucket>/<key>``."""
+    parts = ref.split("/")
+    return parts[3] if len(parts) == 5 else ""
+
+
+def check_blob_owner(f: Any, memory_id: str, memories: set[str]) -> None:
+    """A blob fact may name its target memory's own bucket, or the bucket of a memory this
+    store does not hold (a restore under a new id); never another memory's blob here.
+
+    Raises:
+        InvalidInput: ``contentRef`` names another memory of this store.
+    """
+    bucket = _bucket(f.content_ref)
+    if bucket != memory_id and bucket in memories:
+        raise InvalidInput("contentRef names a blob of another memory of this store; a file "
+                           "may name only its own memory's blobs (or those of a memory this "
+                           "store does not hold, copied with the file).", field="contentRef")
+
+
 def blob_value(f: Any, blobs: Any) -> Any:
     """The full content value of a blob fact, read from ``blobs`` and checked against the
     record's contentHash (an export names its blobs; it does not carry them).
@@ -166,14 +186,23 @@ KINDS = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombst
          lf.ClaimKeyIn: "claim_keys", lf.ItemStateIn: "item_states"}
 
 
-def check_file(path: Path, progress: Progress | None = None, blobs: Any = None) -> Summary:
-    """Pass 1: validates every line; counts what pass 2 will write.
+def check_file(path: Path, progress: Progress | None = None, blobs: Any = None,
+               target: tuple[str, set[str]] | None = None) -> Summary:
+    """Pass 1: validates every line; counts what pass 2 will write. ``target``: the
+    importing memory's id and every memory id of the store (blob facts may not name
+    another memory's blobs).
 
     Raises:
         InvalidInput: the first bad line (``details.line``, ``details.field``).
     """
     s = Summary()
     for n, rec in parse_lines(_read(path), blobs=blobs):
+        if target is not None and isinstance(rec, lf.FactIn) and rec.fact.content_ref:
+            try:
+                check_blob_owner(rec.fact, *target)
+            except InvalidInput as exc:
+                raise InvalidInput(f"line {n}: {exc.message} Nothing was imported.", line=n,
+                                   field="contentRef") from None
         s.count(KINDS[type(rec)])
         if progress is not None and n % 100 == 0:
             progress(n, 0)
@@ -186,7 +215,8 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
     through the write path (pass 2). Called by ``Memory.import_log_facts`` after the guard."""
     t0, c0 = time.perf_counter(), time.process_time()
     blobs = mem.ctx.owner.blobs
-    plan = check_file(path, blobs=blobs)
+    memories = {m["memory_id"] for m in mem.ctx.owner.list_memories()}
+    plan = check_file(path, blobs=blobs, target=(mem.id, memories))
     total = plan.records
     imp = _Importer(mem, plan)
     for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False, blobs=blobs), 1):
@@ -261,6 +291,17 @@ class _Importer:
         card, on_change = self.ctx.writer.policy(key)
         return (card or self.cardinality.get(key)), on_change
 
+    def _own_blob(self, ref: str | None) -> str | None:
+        """A blob fact keeps its ``contentRef`` only inside this memory's own bucket; a ref to
+        another bucket (a restore under a new id with the copied directory) is copied into
+        this memory's bucket, so erasing this fact never deletes another memory's file."""
+        if ref is None or _bucket(ref) == self.mem.id:
+            return ref
+        from remem.service.ids import new_id
+
+        blobs = self.ctx.owner.blobs
+        return blobs.put(self.mem.id, new_id("blob"), blobs.get(ref))
+
     def add(self, rec: lf.Parsed) -> None:
         if isinstance(rec, lf.ItemStateIn):  # its Fact follows: kept until then
             self.states[rec.item_id] = rec
@@ -295,7 +336,7 @@ class _Importer:
         for c, (f, st) in zip(cands, facts, strict=True):
             x = f.fact
             attrs = FactAttrs(x.fact_type if x.fact_type != type_of_kind(x.kind) else None,
-                              x.content_ref, x.size_bytes if x.content_ref else None,
+                              self._own_blob(x.content_ref), x.size_bytes if x.content_ref else None,
                               x.content_hash if x.content_ref else None)
             cached = parse_cached_source(f.source) if f.source is not None else None
             reqs.append(WriteRequest(
