@@ -62,7 +62,7 @@ def store(pg_url):
     st.close()
 
 
-def test_a_warm_recall_sends_no_catalog_read_and_one_vector_statement(store):
+def test_a_warm_recall_sends_eight_statements_and_no_catalog_read(store):
     mem = store.memory("m1")
     mem.recall(["user:a"], "warm up the caches", budget_tokens=500)
     with statements() as log:
@@ -73,7 +73,10 @@ def test_a_warm_recall_sends_no_catalog_read_and_one_vector_statement(store):
     assert len([s for s in log if "set_config" in s]) == 0  # exact search sets nothing
     # the model is read by the embedding service's own snapshot and once more with the head
     assert len([s for s in log if "FROM memories" in s]) == 2
-    assert len(log) <= 10, log  # 13 before: stats, the model twice, a separate count
+    # payloads and source refs of the chosen items came with the items
+    assert not [s for s in log if s.startswith(("SELECT payload_id", "SELECT item_id, source_id"))]
+    assert len(log) <= 8, log  # 13 before: stats, the model twice, a separate count, payloads
+    # and provenance on their own
 
 
 def test_the_statistics_cache_is_per_store_and_expires(store, monkeypatch):
@@ -102,6 +105,21 @@ def test_the_scope_count_reads_only_the_index(store, pg_url):
 def _nearest(store, q, scopes, k):
     with store.adapter.search_index.read("m1") as snap:
         return snap.vectors(q, scopes, k, -1.0)
+
+
+def test_payloads_and_refs_read_with_the_items_match_their_own_reads(store):
+    index = store.adapter.search_index
+    with index.read("m1") as snap:
+        ids = [d for d, _s in snap.fts(["violins"], ["user:a", "user:b"], 40)]
+        recs = snap.items(ids)
+        with statements() as log:
+            pre = (snap.payloads([r.payload_id for r in recs.values()]), snap.source_refs(ids))
+        assert not log and len(pre[0]) == len(ids) == 40
+    with index.read("m1") as fresh:  # no items read first: each is its own statement
+        with statements() as log:
+            assert (fresh.payloads([r.payload_id for r in recs.values()]),
+                    fresh.source_refs(ids)) == pre
+        assert len(log) == 2
 
 
 def test_the_exact_limit_is_inclusive_and_above_it_hnsw_answers(store, monkeypatch):

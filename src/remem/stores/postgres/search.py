@@ -51,7 +51,7 @@ DOC_ITEM, DOC_SOURCE = "item", "source"
 _MAX_POSITION, _MAX_POSITIONS, _MAX_LEXEME_BYTES = 16383, 256, 2046
 _RECALL_COLUMNS = ", ".join(RecallRow._fields)
 #: hnsw.ef_search floor and the factor over k (more candidates = better recall, slower).
-EF_SEARCH_MIN, EF_SEARCH_FACTOR = 64, 4
+EF_SEARCH_MIN, EF_SEARCH_FACTOR = 100, 4
 #: Expected full-text matches above which the most frequent query terms are dropped.
 FTS_RANK_CAP = 1500
 #: Up to this many vectors in the caller's scopes, search exactly (cheaper than the graph).
@@ -245,6 +245,10 @@ class SearchSnapshot:
         self.conn, self.memory_id = conn, memory_id
         self._stats, self._read_only = stats, read_only
         self._embedding: tuple[str | None, int | None] | None = None
+        # read with the items (read-only snapshots): payload id -> payload (None: no row),
+        # item id -> its source refs
+        self._payloads: dict[str, dict[str, Any] | None] = {}
+        self._refs: dict[str, list[str]] = {}
 
     def head_seq(self) -> int:
         """The ledger head; a read-only snapshot also reads the recorded embedding model in
@@ -411,32 +415,60 @@ class SearchSnapshot:
         return [(r["item_id"], r["scope"]) for r in rows]
 
     def items(self, item_ids: Sequence[str]) -> dict[str, RecallRow]:
-        """The recall-relevant columns of items by id (forgotten items have no row)."""
+        """The recall-relevant columns of items by id (forgotten items have no row).
+
+        A read-only snapshot reads each item's payload and source refs in the same statement
+        and keeps them for :meth:`payloads` and :meth:`source_refs` (recall asks for those of
+        the items it chose next: two round trips fewer)."""
         if not item_ids:
             return {}
+        if not self._read_only:
+            rows = self.conn.cursor(row_factory=tuple_row).execute(
+                f"SELECT {_RECALL_COLUMNS} FROM items WHERE memory_id=%s AND item_id = ANY(%s)",
+                (self.memory_id, list(item_ids)))
+            return {rec.item_id: rec for rec in map(RecallRow._make, rows)}
+        cols = ", ".join(f"i.{c}" for c in RecallRow._fields)
         rows = self.conn.cursor(row_factory=tuple_row).execute(
-            f"SELECT {_RECALL_COLUMNS} FROM items WHERE memory_id=%s AND item_id = ANY(%s)",
-            (self.memory_id, list(item_ids)))
-        return {rec.item_id: rec for rec in map(RecallRow._make, rows)}
+            f"SELECT {cols}, p.payload_id IS NOT NULL, p.value, p.quote, p.metadata, (SELECT "
+            "array_agg(v.source_id ORDER BY v.seq) FROM provenance v WHERE v.memory_id = "
+            "i.memory_id AND v.item_id = i.item_id AND v.source_id IS NOT NULL) FROM items i "
+            "LEFT JOIN payloads p ON p.memory_id = i.memory_id AND p.payload_id = i.payload_id "
+            "WHERE i.memory_id = %s AND i.item_id = ANY(%s)", (self.memory_id, list(item_ids)))
+        out, n = {}, len(RecallRow._fields)
+        for row in rows:
+            rec = RecallRow._make(row[:n])
+            found, value, quote, metadata, refs = row[n:]
+            out[rec.item_id] = rec
+            self._payloads[rec.payload_id] = {
+                "value": json.loads(value), "quote": quote,
+                "metadata": load_metadata(metadata)} if found else None
+            self._refs[rec.item_id] = list(dict.fromkeys(refs or ()))
+        return out
 
     def payloads(self, payload_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not payload_ids:
-            return {}
+        """Payloads by id: ``{"value", "quote", "metadata"}`` (erased ones have no entry)."""
+        known = {p: self._payloads[p] for p in payload_ids if p in self._payloads}
+        missing = [p for p in payload_ids if p not in known]
+        out = {p: v for p, v in known.items() if v is not None}
+        if not missing:
+            return out
         rows = self.conn.execute("SELECT payload_id, value, quote, metadata FROM payloads "
                                  "WHERE memory_id=%s AND payload_id = ANY(%s)",
-                                 (self.memory_id, list(payload_ids)))
-        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
-                                  "metadata": load_metadata(r["metadata"])} for r in rows}
+                                 (self.memory_id, list(missing)))
+        out.update({r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
+                                      "metadata": load_metadata(r["metadata"])} for r in rows})
+        return out
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
         """Source ids per item from its provenance, oldest first."""
-        out: dict[str, list[str]] = {}
-        if not item_ids:
+        out = {i: self._refs[i] for i in item_ids if i in self._refs and self._refs[i]}
+        missing = [i for i in item_ids if i not in self._refs]
+        if not missing:
             return out
         for r in self.conn.execute(
                 "SELECT item_id, source_id FROM provenance WHERE memory_id=%s AND "
                 "item_id = ANY(%s) AND source_id IS NOT NULL ORDER BY seq",
-                (self.memory_id, list(item_ids))):
+                (self.memory_id, list(missing))):
             refs = out.setdefault(r["item_id"], [])
             if r["source_id"] not in refs:
                 refs.append(r["source_id"])
