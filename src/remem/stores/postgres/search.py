@@ -19,6 +19,11 @@ When the caller's scopes hold at most :data:`EXACT_MAX_ROWS` vectors the search 
 scan through the scope index); above that it uses HNSW with ``hnsw.iterative_scan`` so scope
 filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
 search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table).
+
+Round trips: under load each statement costs milliseconds of waiting, whatever it does, so a
+read snapshot sends few: the planner statistics full text consults are cached per memory for
+:data:`STATS_TTL_S`; the model is read with the ledger head; the vector search counts and
+ranks in one statement; items come with their payloads and source refs.
 """
 
 from __future__ import annotations
