@@ -19,12 +19,18 @@ When the caller's scopes hold at most :data:`EXACT_MAX_ROWS` vectors the search 
 scan through the scope index); above that it uses HNSW with ``hnsw.iterative_scan`` so scope
 filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
 search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table).
+
+Round trips: under load each statement costs milliseconds of waiting, whatever it does, so a
+read snapshot sends few: the planner statistics full text consults are cached per memory for
+:data:`STATS_TTL_S`; the model is read with the ledger head; the vector search counts and
+ranks in one statement; items come with their payloads and source refs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,11 +56,14 @@ DOC_ITEM, DOC_SOURCE = "item", "source"
 _MAX_POSITION, _MAX_POSITIONS, _MAX_LEXEME_BYTES = 16383, 256, 2046
 _RECALL_COLUMNS = ", ".join(RecallRow._fields)
 #: hnsw.ef_search floor and the factor over k (more candidates = better recall, slower).
-EF_SEARCH_MIN, EF_SEARCH_FACTOR = 64, 4
+EF_SEARCH_MIN, EF_SEARCH_FACTOR = 100, 4
 #: Expected full-text matches above which the most frequent query terms are dropped.
 FTS_RANK_CAP = 1500
 #: Up to this many vectors in the caller's scopes, search exactly (cheaper than the graph).
 EXACT_MAX_ROWS = 10_000
+#: Seconds the planner statistics :meth:`SearchSnapshot._affordable` reads are reused per
+#: memory (they change only when ANALYZE runs; reading ``pg_stats`` costs 5-30 ms of planning).
+STATS_TTL_S = 60.0
 
 
 # --- terms --------------------------------------------------------------------------------
@@ -224,20 +233,52 @@ class SearchWriter(SourceLogWriter):
 
 
 class SearchSnapshot:
-    """Reads inside one transaction: every query sees the same database state."""
+    """Reads inside one transaction: every query sees the same database state.
 
-    def __init__(self, conn: psycopg.Connection, memory_id: str) -> None:
+    Args:
+        conn: the transaction's connection.
+        memory_id: the memory read.
+        stats: a per-store cache of planner statistics (memory id -> (monotonic s, row)),
+            shared by the store's snapshots; None reads them every time.
+        read_only: a read-only snapshot (nothing it reads changes while it is open), so the
+            memory's recorded embedding model is read once.
+    """
+
+    def __init__(self, conn: psycopg.Connection, memory_id: str, *,
+                 stats: dict[str, tuple[float, Any]] | None = None,
+                 read_only: bool = False) -> None:
         self.conn, self.memory_id = conn, memory_id
+        self._stats, self._read_only = stats, read_only
+        self._embedding: tuple[str | None, int | None] | None = None
+        # read with the items (read-only snapshots): payload id -> payload (None: no row),
+        # item id -> its source refs
+        self._payloads: dict[str, dict[str, Any] | None] = {}
+        self._refs: dict[str, list[str]] = {}
 
     def head_seq(self) -> int:
-        row = self.conn.execute("SELECT max(seq) AS seq FROM ledger WHERE memory_id=%s",
-                                (self.memory_id,)).fetchone()
+        """The ledger head; a read-only snapshot also reads the recorded embedding model in
+        the same statement (recall asks for both: one round trip)."""
+        if not self._read_only or self._embedding is not None:
+            row = self.conn.execute("SELECT max(seq) AS seq FROM ledger WHERE memory_id=%s",
+                                    (self.memory_id,)).fetchone()
+            return row["seq"] or 0
+        row = self.conn.execute(
+            "SELECT (SELECT max(seq) FROM ledger WHERE memory_id = %(m)s) AS seq, m.* FROM "
+            "(SELECT 1) one LEFT JOIN (SELECT embedding_model, dimensions FROM memories WHERE "
+            "memory_id = %(m)s) m ON true", {"m": self.memory_id}).fetchone()
+        self._embedding = (row["embedding_model"], row["dimensions"])
         return row["seq"] or 0
 
     def embedding(self) -> tuple[str | None, int | None]:
+        """(model, dimensions) the memory recorded; (None, None) before its first vector."""
+        if self._embedding is not None:
+            return self._embedding
         row = self.conn.execute("SELECT embedding_model, dimensions FROM memories WHERE "
                                 "memory_id=%s", (self.memory_id,)).fetchone()
-        return (row["embedding_model"], row["dimensions"]) if row else (None, None)
+        out = (row["embedding_model"], row["dimensions"]) if row else (None, None)
+        if self._read_only:
+            self._embedding = out
+        return out
 
     def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int
             ) -> list[tuple[str, str]]:
@@ -271,21 +312,13 @@ class SearchSnapshot:
 
         Expected matches = rows x lexeme frequency x the scopes' share, all from the planner
         statistics of the memory's partition (``pg_stats``: most common lexemes and scopes;
-        one catalog read, no scan). Terms or scopes the statistics do not list count as rare,
+        a catalog read, no scan, reused for :data:`STATS_TTL_S`). Terms or scopes the statistics do not list count as rare,
         so a memory without statistics yet keeps every term.
 
         Returns:
             (kept terms, estimated share of the partition's rows in the scopes; 0.0 unknown).
         """
-        row = self.conn.execute(
-            "SELECT c.reltuples, t.most_common_elems::text::text[] AS elems, "
-            "t.most_common_elem_freqs AS elem_freqs, s.most_common_vals::text::text[] AS vals, "
-            "s.most_common_freqs AS val_freqs, s.n_distinct FROM pg_class c "
-            "LEFT JOIN pg_stats t ON t.schemaname = current_schema() AND t.tablename = c.relname "
-            "AND t.attname = 'tsv' LEFT JOIN pg_stats s ON s.schemaname = current_schema() AND "
-            "s.tablename = c.relname AND s.attname = 'scope' WHERE c.oid = to_regclass("
-            "'search_docs_m' || (SELECT mno FROM memories WHERE memory_id = %s))",
-            (self.memory_id,)).fetchone()
+        row = self._fts_stats()
         if row is None or row["reltuples"] <= FTS_RANK_CAP:
             return terms, 0.0
         share = _scope_share(set(scopes), row) if row["vals"] or row["n_distinct"] else 0.0
@@ -297,6 +330,38 @@ class SearchSnapshot:
         while len(kept) > 1 and sum(df[t] for t in kept) > FTS_RANK_CAP:
             kept.remove(max(kept, key=lambda t: df[t]))
         return kept, share
+
+    def _fts_stats(self) -> dict[str, Any] | None:
+        """The planner statistics of the memory's ``search_docs`` partition: ``reltuples``
+        and, when analysed, the most common lexemes (``elems``, ``elem_freqs``) and scopes
+        (``vals``, ``val_freqs``, ``n_distinct``). None when the memory has no partition.
+        Reused from the store's cache for :data:`STATS_TTL_S` seconds."""
+        now = time.monotonic()
+        hit = self._stats.get(self.memory_id) if self._stats is not None else None
+        if hit is not None and now - hit[0] < STATS_TTL_S:
+            return hit[1]
+        mno = self.conn.execute("SELECT mno FROM memories WHERE memory_id = %s",
+                                (self.memory_id,)).fetchone()
+        rel = partition_name("search_docs", mno["mno"]) if mno else ""
+        rows = self.conn.execute(
+            "SELECT c.reltuples, s.attname, s.most_common_elems::text::text[] AS elems, "
+            "s.most_common_elem_freqs AS elem_freqs, s.most_common_vals::text::text[] AS vals, "
+            "s.most_common_freqs AS val_freqs, s.n_distinct FROM pg_class c LEFT JOIN pg_stats "
+            "s ON s.schemaname = current_schema() AND s.tablename = %(rel)s AND s.attname IN "
+            "('tsv', 'scope') WHERE c.oid = to_regclass(%(rel)s)", {"rel": rel}).fetchall()
+        out: dict[str, Any] | None = None
+        if rows:
+            out = {"reltuples": rows[0]["reltuples"], "elems": None, "elem_freqs": None,
+                   "vals": None, "val_freqs": None, "n_distinct": None}
+            for r in rows:
+                if r["attname"] == "tsv":
+                    out.update(elems=r["elems"], elem_freqs=r["elem_freqs"])
+                elif r["attname"] == "scope":
+                    out.update(vals=r["vals"], val_freqs=r["val_freqs"],
+                               n_distinct=r["n_distinct"])
+        if self._stats is not None:
+            self._stats[self.memory_id] = (now, out)
+        return out
 
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
                 min_score: float) -> list[tuple[str, float, str]]:
@@ -312,23 +377,30 @@ class SearchSnapshot:
         q = np.asarray(query, dtype=np.float32)
         if q.shape[0] != dims:
             return []
-        args = {"q": q, "m": self.memory_id, "model": model, "s": list(scopes), "n": limit}
+        args = {"q": q, "m": self.memory_id, "model": model, "s": list(scopes), "n": limit,
+                "cap": EXACT_MAX_ROWS}
         where = "memory_id = %(m)s AND model = %(model)s AND scope = ANY(%(s)s)"
-        small = self.conn.execute(
-            f"SELECT count(*) AS n FROM (SELECT 1 FROM vectors WHERE {where} LIMIT %(cap)s) s",
-            {**args, "cap": EXACT_MAX_ROWS + 1}).fetchone()["n"] <= EXACT_MAX_ROWS
-        if small:  # no cast to vector(dims): the HNSW expression index cannot serve this
-            query_sql = sql.SQL(f"SELECT doc_id, scope, 1 - (vec <=> %(q)s) AS score FROM vectors "
-                                f"WHERE {where} ORDER BY vec <=> %(q)s LIMIT %(n)s")
-        else:
-            self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
-                              "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                              (str(max(EF_SEARCH_MIN, EF_SEARCH_FACTOR * limit)),))
-            query_sql = sql.SQL(
-                "SELECT doc_id, scope, 1 - (vec::vector({d}) <=> %(q)s::vector({d})) AS score "
-                f"FROM vectors WHERE {where} "
-                "ORDER BY vec::vector({d}) <=> %(q)s::vector({d}) LIMIT %(n)s").format(
-                d=sql.Literal(int(dims)))
+        # One statement: count the scopes' vectors (up to the cap + 1) and, when they are at
+        # most the cap, rank them exactly (no cast to vector(dims): the HNSW expression index
+        # cannot serve it). A count above the cap returns one row without a document.
+        rows = self.conn.cursor(row_factory=tuple_row).execute(
+            "WITH c AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM vectors WHERE "
+            f"{where} LIMIT %(cap)s + 1) s) SELECT c.n, v.doc_id, v.scope, v.score FROM c "
+            "LEFT JOIN LATERAL (SELECT doc_id, scope, 1 - (vec <=> %(q)s) AS score FROM vectors "
+            f"WHERE c.n <= %(cap)s AND {where} ORDER BY vec <=> %(q)s LIMIT %(n)s) v ON true",
+            args).fetchall()
+        if rows[0][0] <= EXACT_MAX_ROWS:
+            hits = [(d, float(sc), scope) for _n, d, scope, sc in rows
+                    if d is not None and sc >= min_score]
+            return sorted(hits, key=lambda h: (-h[1], h[0]))
+        self.conn.execute("SELECT set_config('hnsw.ef_search', %s, true), "
+                          "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+                          (str(max(EF_SEARCH_MIN, EF_SEARCH_FACTOR * limit)),))
+        query_sql = sql.SQL(
+            "SELECT doc_id, scope, 1 - (vec::vector({d}) <=> %(q)s::vector({d})) AS score "
+            f"FROM vectors WHERE {where} "
+            "ORDER BY vec::vector({d}) <=> %(q)s::vector({d}) LIMIT %(n)s").format(
+            d=sql.Literal(int(dims)))
         rows = self.conn.execute(query_sql, args)
         hits = [(r["doc_id"], float(r["score"]), r["scope"]) for r in rows
                 if r["score"] >= min_score]
@@ -348,32 +420,60 @@ class SearchSnapshot:
         return [(r["item_id"], r["scope"]) for r in rows]
 
     def items(self, item_ids: Sequence[str]) -> dict[str, RecallRow]:
-        """The recall-relevant columns of items by id (forgotten items have no row)."""
+        """The recall-relevant columns of items by id (forgotten items have no row).
+
+        A read-only snapshot reads each item's payload and source refs in the same statement
+        and keeps them for :meth:`payloads` and :meth:`source_refs` (recall asks for those of
+        the items it chose next: two round trips fewer)."""
         if not item_ids:
             return {}
+        if not self._read_only:
+            rows = self.conn.cursor(row_factory=tuple_row).execute(
+                f"SELECT {_RECALL_COLUMNS} FROM items WHERE memory_id=%s AND item_id = ANY(%s)",
+                (self.memory_id, list(item_ids)))
+            return {rec.item_id: rec for rec in map(RecallRow._make, rows)}
+        cols = ", ".join(f"i.{c}" for c in RecallRow._fields)
         rows = self.conn.cursor(row_factory=tuple_row).execute(
-            f"SELECT {_RECALL_COLUMNS} FROM items WHERE memory_id=%s AND item_id = ANY(%s)",
-            (self.memory_id, list(item_ids)))
-        return {rec.item_id: rec for rec in map(RecallRow._make, rows)}
+            f"SELECT {cols}, p.payload_id IS NOT NULL, p.value, p.quote, p.metadata, (SELECT "
+            "array_agg(v.source_id ORDER BY v.seq) FROM provenance v WHERE v.memory_id = "
+            "i.memory_id AND v.item_id = i.item_id AND v.source_id IS NOT NULL) FROM items i "
+            "LEFT JOIN payloads p ON p.memory_id = i.memory_id AND p.payload_id = i.payload_id "
+            "WHERE i.memory_id = %s AND i.item_id = ANY(%s)", (self.memory_id, list(item_ids)))
+        out, n = {}, len(RecallRow._fields)
+        for row in rows:
+            rec = RecallRow._make(row[:n])
+            found, value, quote, metadata, refs = row[n:]
+            out[rec.item_id] = rec
+            self._payloads[rec.payload_id] = {
+                "value": json.loads(value), "quote": quote,
+                "metadata": load_metadata(metadata)} if found else None
+            self._refs[rec.item_id] = list(dict.fromkeys(refs or ()))
+        return out
 
     def payloads(self, payload_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not payload_ids:
-            return {}
+        """Payloads by id: ``{"value", "quote", "metadata"}`` (erased ones have no entry)."""
+        known = {p: self._payloads[p] for p in payload_ids if p in self._payloads}
+        missing = [p for p in payload_ids if p not in known]
+        out = {p: v for p, v in known.items() if v is not None}
+        if not missing:
+            return out
         rows = self.conn.execute("SELECT payload_id, value, quote, metadata FROM payloads "
                                  "WHERE memory_id=%s AND payload_id = ANY(%s)",
-                                 (self.memory_id, list(payload_ids)))
-        return {r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
-                                  "metadata": load_metadata(r["metadata"])} for r in rows}
+                                 (self.memory_id, list(missing)))
+        out.update({r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
+                                      "metadata": load_metadata(r["metadata"])} for r in rows})
+        return out
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:
         """Source ids per item from its provenance, oldest first."""
-        out: dict[str, list[str]] = {}
-        if not item_ids:
+        out = {i: self._refs[i] for i in item_ids if i in self._refs and self._refs[i]}
+        missing = [i for i in item_ids if i not in self._refs]
+        if not missing:
             return out
         for r in self.conn.execute(
                 "SELECT item_id, source_id FROM provenance WHERE memory_id=%s AND "
                 "item_id = ANY(%s) AND source_id IS NOT NULL ORDER BY seq",
-                (self.memory_id, list(item_ids))):
+                (self.memory_id, list(missing))):
             refs = out.setdefault(r["item_id"], [])
             if r["source_id"] not in refs:
                 refs.append(r["source_id"])
@@ -441,12 +541,13 @@ class PostgresSearchIndex:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.known_indexes: set[str] = set()
+        self.fts_stats: dict[str, tuple[float, Any]] = {}
 
     @contextmanager
     def read(self, memory_id: str) -> Iterator[SearchSnapshot]:
         """A read snapshot: one REPEATABLE READ, READ ONLY transaction of a memory."""
         with self.store.db.snapshot() as conn:
-            yield SearchSnapshot(conn, memory_id)
+            yield SearchSnapshot(conn, memory_id, stats=self.fts_stats, read_only=True)
 
     def in_transaction(self, uow: Any) -> SearchSnapshot:
         """Reads inside a unit of work's write transaction."""

@@ -1,0 +1,141 @@
+"""What a recall costs PostgreSQL: the statements it sends (each is a round trip, and under
+load a round trip costs milliseconds), the planner statistics it re-reads, and the plans of
+the vector search's scope count. Results are pinned by tests/contract; these pin the cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import psycopg
+import pytest
+
+import remem
+import remem.stores.postgres.search as pgsearch
+import remem.testing.hashembed  # noqa: F401 - the "hash" embedding provider
+
+SCOPES = ["user:a", "user:b", "user:c"]
+
+
+@contextmanager
+def statements() -> Iterator[list[str]]:
+    """Every statement psycopg sends meanwhile (one line each)."""
+    log: list[str] = []
+    orig = psycopg.Cursor.execute
+
+    def traced(self, query, params=None, **kw):
+        text = query.as_string(self) if hasattr(query, "as_string") else (
+            query.decode() if isinstance(query, bytes) else query)
+        log.append(" ".join(text.split()))
+        return orig(self, query, params, **kw)
+
+    psycopg.Cursor.execute = traced
+    try:
+        yield log
+    finally:
+        psycopg.Cursor.execute = orig
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_server) -> Iterator[str]:
+    """One database for the module (the memory is only read)."""
+    from remem.testing.pgdb import drop_database, fresh_database
+
+    url = fresh_database(pg_server)
+    yield url
+    drop_database(pg_server, url)
+
+
+@pytest.fixture(scope="module")
+def store(pg_url):
+    """A memory of 300 hashed-vector items, 100 in each of three user scopes, analysed."""
+    st = remem.open(pg_url)
+    mem = st.create_memory("m1", {"embedding": {"provider": "hash", "dimensions": 32}})
+    words = ["hiking", "violins", "lakes", "trains", "castles", "gardens", "markets", "maps"]
+    mem.remember_many([{"scope": SCOPES[i % 3], "key": "likes", "kind": "preference",
+                        "value": f"{words[i % 8]} near {words[i // 8 % 8]} number {i}"}
+                       for i in range(300)])
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    yield st
+    st.close()
+
+
+def test_a_warm_recall_sends_eight_statements_and_no_catalog_read(store):
+    mem = store.memory("m1")
+    mem.recall(["user:a"], "warm up the caches", budget_tokens=500)
+    with statements() as log:
+        r = mem.recall(["user:a"], "violins near lakes", budget_tokens=500)
+    assert r.items and all(i.scope == "user:a" for i in r.items)
+    assert not [s for s in log if "pg_stats" in s]  # the statistics are cached per memory
+    assert len([s for s in log if "FROM vectors" in s]) == 1  # count + exact ranking at once
+    assert len([s for s in log if "set_config" in s]) == 0  # exact search sets nothing
+    # the model is read by the embedding service's own snapshot and once more with the head
+    assert len([s for s in log if "FROM memories" in s]) == 2
+    # payloads and source refs of the chosen items came with the items
+    assert not [s for s in log if s.startswith(("SELECT payload_id", "SELECT item_id, source_id"))]
+    assert len(log) <= 8, log  # 13 before: stats, the model twice, a separate count, payloads
+    # and provenance on their own
+
+
+def test_the_statistics_cache_is_per_store_and_expires(store, monkeypatch):
+    index = store.adapter.search_index
+    with index.read("m1") as snap, statements() as log:
+        snap._affordable(["violins"], ["user:a"])
+        snap._affordable(["lakes"], ["user:a"])
+    assert len([s for s in log if "pg_stats" in s]) <= 1
+    monkeypatch.setattr(pgsearch, "STATS_TTL_S", 0.0)
+    with index.read("m1") as snap, statements() as log:
+        snap._affordable(["violins"], ["user:a"])
+    assert len([s for s in log if "pg_stats" in s]) == 1
+
+
+def test_the_scope_count_reads_only_the_index(store, pg_url):
+    mno = store.adapter.db.fetchone("SELECT mno FROM memories WHERE memory_id='m1'")["mno"]
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("SET enable_seqscan = off")  # 300 rows: the planner would scan them
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM (SELECT 1 FROM vectors WHERE "
+            "memory_id = 'm1' AND model = 'hash-32' AND scope = ANY('{user:a}') LIMIT 10001) s"))
+    assert f"Index Only Scan using vectors_m{mno}_memory_id_scope_model_idx" in plan, plan
+    assert "Heap Fetches: 0" in plan, plan
+
+
+def _nearest(store, q, scopes, k):
+    with store.adapter.search_index.read("m1") as snap:
+        return snap.vectors(q, scopes, k, -1.0)
+
+
+def test_payloads_and_refs_read_with_the_items_match_their_own_reads(store):
+    index = store.adapter.search_index
+    with index.read("m1") as snap:
+        ids = [d for d, _s in snap.fts(["violins"], ["user:a", "user:b"], 40)]
+        recs = snap.items(ids)
+        with statements() as log:
+            pre = (snap.payloads([r.payload_id for r in recs.values()]), snap.source_refs(ids))
+        assert not log and len(pre[0]) == len(ids) == 40
+    with index.read("m1") as fresh:  # no items read first: each is its own statement
+        with statements() as log:
+            assert (fresh.payloads([r.payload_id for r in recs.values()]),
+                    fresh.source_refs(ids)) == pre
+        assert len(log) == 2
+
+
+def test_the_exact_limit_is_inclusive_and_above_it_hnsw_answers(store, monkeypatch):
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=32).astype(np.float32)
+    q /= np.linalg.norm(q)
+    exact = _nearest(store, q, ["user:a"], 10)
+    assert len(exact) == 10 and {s for _, _, s in exact} == {"user:a"}
+    monkeypatch.setattr(pgsearch, "EXACT_MAX_ROWS", 100)  # user:a holds exactly 100 vectors
+    with statements() as log:
+        assert _nearest(store, q, ["user:a"], 10) == exact
+    assert not [s for s in log if "set_config" in s]
+    monkeypatch.setattr(pgsearch, "EXACT_MAX_ROWS", 99)  # one more than the limit: HNSW
+    with statements() as log:
+        approx = _nearest(store, q, ["user:a"], 10)
+    assert len([s for s in log if "set_config" in s]) == 1
+    assert {s for _, _, s in approx} == {"user:a"} and len(approx) == 10
+    found = len({d for d, _, _ in approx} & {d for d, _, _ in exact})
+    assert found >= 9, (approx, exact)
