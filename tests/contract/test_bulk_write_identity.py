@@ -22,6 +22,7 @@ import pytest
 
 import remem
 from remem.service.clock import FixedClock
+from remem.service.writer import Writer
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -60,8 +61,20 @@ def _urandom_from(seed: bytes):
     return fake
 
 
+def _whole_key(self: Writer, uow: Any, req: Any, scope: str, key: str) -> Any:
+    """The reference read: every item of the key, for every decision."""
+    return uow.projection_for(scope, key)
+
+
 def _load(url: str, batch: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One at a time (``batch=None``) reads the whole key for every decision, as the write
+    path did before bulk loads read only the candidate's claim of a multi key."""
     monkeypatch.setattr(os, "urandom", _urandom_from(b"bulk"))
+    if batch is None:
+        monkeypatch.setattr(Writer, "_projection", _whole_key)
+    else:
+        monkeypatch.undo()
+        monkeypatch.setattr(os, "urandom", _urandom_from(b"bulk"))
     clock = FixedClock(T0)
     store = remem.open(url, clock=clock)
     try:

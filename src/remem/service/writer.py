@@ -17,8 +17,10 @@ from remem.domain.canonical import claim_id, digest, salted_digest
 from remem.domain.decision import Decision, Judgement, decide
 from remem.domain.events import Event, EventType
 from remem.domain.fold import Projection, key_state
+from remem.domain.keys import default_cardinality
 from remem.domain.ledger import chain
-from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnChange, Outcome
+from remem.domain.model import (Authority, Candidate, Cardinality, ItemStatus, KeyState,
+                                OnChange, Outcome)
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
 from remem.errors import HeadMoved, IdempotencyConflict
@@ -185,7 +187,7 @@ class Writer:
                 judged_at_head=req.judged_at_head, head=head)
         for hook in self.at_head:
             hook(uow, req)
-        proj = uow.projection_for(scope, key)
+        proj = self._projection(uow, req, scope, key)
         state = key_state(proj, scope, key)
         now = self.clock.now()
         salt = os.urandom(16)
@@ -214,6 +216,25 @@ class Writer:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
+
+    def _projection(self, uow: Any, req: WriteRequest, scope: str, key: str) -> Projection:
+        """The read model the decision needs. On a multi key, a statement without a judgement
+        and not a correction is added unless its own claim is live or seen again (``decide``,
+        ``_multi``): only that claim's items matter, so a key with thousands of values is not
+        read whole for each new one. A claim item in conflict (settling it compares every
+        live item) and every other write read the whole key."""
+        if (req.judgement is not None or req.authority is Authority.CORRECTION
+                or req.replaces is not None):
+            return uow.projection_for(scope, key)
+        cid = self.claim_id(scope, key, req.candidate.value)
+        proj = uow.projection_for(scope, key, cid)
+        declared = proj.cardinality.get(proj.refs(scope, key)[1])
+        card = (Cardinality(declared[0]) if declared
+                else self.policy(key)[0] or default_cardinality(key))
+        if card is Cardinality.MULTI and all(
+                r.status != ItemStatus.CONFLICT.value for r in proj.items.values()):
+            return proj
+        return uow.projection_for(scope, key)
 
     def _new_text(self, uow: Any, proj: Projection, state: KeyState,
                   req: WriteRequest) -> bool:

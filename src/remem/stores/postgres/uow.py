@@ -24,12 +24,14 @@ from remem.stores.sql.uow import SqlUnitOfWork
 
 _PROJECTION = (
     "SELECT 'i' AS t, to_jsonb(i) AS r FROM items i WHERE memory_id=%(m)s AND scope=%(s)s "
-    "AND key=%(k)s UNION ALL SELECT 'r', jsonb_build_object('revision', revision) FROM "
+    "AND key=%(k)s{claim} UNION ALL SELECT 'r', jsonb_build_object('revision', revision) FROM "
     "key_revisions WHERE memory_id=%(m)s AND scope=%(sr)s AND key=%(kr)s UNION ALL SELECT "
     "'c', jsonb_build_object('cardinality', cardinality, 'on_change', on_change) FROM keys "
     "WHERE memory_id=%(m)s AND key=%(kr)s UNION ALL SELECT 't', jsonb_build_object("
     "'claim_id', claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(sr)s AND "
     "key=%(kr)s")
+_WHOLE_KEY = _PROJECTION.format(claim="")
+_BY_CLAIM = _PROJECTION.format(claim=" AND claim_id=%(c)s")
 
 
 class PostgresUnitOfWork(SqlUnitOfWork):
@@ -53,14 +55,16 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         self.mno: int = locked["mno"]
         self.memory = {k: locked[k] for k in ("embedding_model", "dimensions", "vector_seq")}
 
-    def projection_for(self, scope: str, key: str) -> Projection:
+    def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones
-        (one round trip after the label keys); the last three by label refs."""
+        (one round trip after the label keys); the last three by label refs. ``claim_id``:
+        only the items of that claim (a partial projection, ``Writer._projection``)."""
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        for row in self.conn.execute(_PROJECTION, {"m": self.memory_id, "s": scope, "k": key,
-                                                   "sr": sref, "kr": kref}):
+        query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
+        for row in self.conn.execute(query, {"m": self.memory_id, "s": scope, "k": key,
+                                             "sr": sref, "kr": kref, "c": claim_id}):
             r = row["r"]
             if row["t"] == "i":
                 rec = row_to_item(r)

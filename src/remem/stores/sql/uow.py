@@ -117,15 +117,19 @@ class SqlUnitOfWork:
                     [(self.memory_id, ref, f, label) for ref, (f, label) in sorted(named.items())])
 
     # --- state ---------------------------------------------------------------------------
-    def projection_for(self, scope: str, key: str) -> Projection:
+    def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones (the
-        last three by label refs)."""
+        last three by label refs). ``claim_id``: only the items of that claim (a partial
+        projection: what a decision on a multi key needs, ``Writer._projection``)."""
         p = Projection(label_keys=self.label_keys)
         m = self.memory_id
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        for row in self._x("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?",
-                           (m, scope, key)).fetchall():
+        items = ("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?", (m, scope, key))
+        if claim_id is not None:
+            items = ("SELECT * FROM items WHERE memory_id=? AND claim_id=? AND scope=? AND "
+                     "key=?", (m, claim_id, scope, key))
+        for row in self._x(*items).fetchall():
             rec = row_to_item(row)
             p.items[rec.item_id] = rec
         row = self._x("SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
