@@ -61,7 +61,7 @@ def _urandom_from(seed: bytes):
     return fake
 
 
-def _whole_key(self: Writer, uow: Any, req: Any, scope: str, key: str) -> Any:
+def _whole_key(self: Writer, uow: Any, req: Any, scope: str, key: str, cid: str) -> Any:
     """The reference read: every item of the key, for every decision."""
     return uow.projection_for(scope, key)
 
