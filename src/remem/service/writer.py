@@ -130,7 +130,11 @@ class Writer:
         for attempt in range(self.max_attempts):
             try:
                 with self.store.unit_of_work(self.memory_id) as uow:
-                    return [self._write_in(uow, req) for req in reqs]
+                    if len(reqs) > 1:  # a batch: ledger and payload rows go in at once
+                        uow.defer_inserts()
+                    results = [self._write_in(uow, req) for req in reqs]
+                    uow.flush()
+                    return results
             except HeadMoved:
                 if attempt == self.max_attempts - 1 or any(
                         r.judged_at_head is not None for r in reqs):
