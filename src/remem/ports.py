@@ -74,8 +74,17 @@ class UnitOfWork(Protocol):
         """
         ...
 
-    def projection_for(self, scope: str, key: str) -> Projection:
-        """The read model of one (scope, key): items, revision, cardinality, tombstones."""
+    def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
+        """The read model of one (scope, key): items, revision, cardinality, tombstones;
+        ``claim_id``: only that claim's items (a partial projection)."""
+        ...
+
+    def defer_inserts(self) -> None:
+        """Holds ledger, label and payload rows until ``flush`` (a batch of decisions)."""
+        ...
+
+    def flush(self) -> None:
+        """Inserts the held rows. Raises HeadMoved when another writer took a seq."""
         ...
 
     def save(self, p: Projection) -> None:

@@ -38,3 +38,13 @@ def test_two_tiny_sizes_are_measured_and_plotted(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "results.json").read_text())["rows"] == rows
     assert (tmp_path / "scale.png").read_bytes()[:4] == b"\x89PNG"
     assert "| 120 |" in markdown_table(doc)
+
+
+def test_the_text_pool_is_embedded_once_per_run_and_loaded_by_later_sizes(
+        tmp_path: Path) -> None:
+    doc = run_scale([60, 120], out_dir=tmp_path, scopes=3, queries=5, single_sample=10,
+                    batch_size=32, verbose=False, pool=40)
+    first, second = doc["rows"]
+    assert first["pool_vectors"] == "embedded" and second["pool_vectors"] == "loaded from cache"
+    assert len(list(tmp_path.glob("pool-*.npy"))) == 1
+    assert second["hit_rate"] > 0.5  # the cached vectors index the right texts

@@ -156,13 +156,64 @@ def spread(plan: Sequence[Claim], batch_size: int) -> list[list[Claim]]:
     return chunks
 
 
+def pool_vectors(mem: Any, pool: int, cache_dir: Path,
+                 log: Log | None = None) -> tuple[dict[str, Any], bool]:
+    """``{text: vector}`` of every text of ``text_pool(pool)`` under the memory's embedder,
+    and whether they came from the cache: ``cache_dir/pool-<digest>.npy``, the digest over
+    the model id, its dimensions and the pool's texts (so a run embeds the pool once, and
+    every size's process loads it)."""
+    import hashlib
+
+    import numpy as np
+
+    from remem.domain.textindex import item_text
+
+    texts = [item_text(k, v, None) for k, v in text_pool(pool)]
+    e = mem.ctx.embedding.embedder
+    key = hashlib.sha256("\n".join([e.model_id, str(e.dimensions), *texts]).encode()
+                         ).hexdigest()[:16]
+    path = cache_dir / f"pool-{key}.npy"
+    if path.exists():
+        vecs = np.load(path)
+        if vecs.shape == (len(texts), e.dimensions):
+            return dict(zip(texts, vecs, strict=True)), True
+    parts = []
+    for start in range(0, len(texts), 256):
+        parts.append(mem.ctx.embedding.embed(texts[start:start + 256]))
+        if log and (start // 256) % 16 == 15:
+            log(f"  embedded {start + 256}/{len(texts)} pool texts")
+    vecs = np.concatenate(parts).astype(np.float32)
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, vecs)
+    tmp.replace(path)
+    return dict(zip(texts, vecs, strict=True)), False
+
+
+class _Progress:
+    """A log line per ~5% of the items: done, rate and CPU so far."""
+
+    def __init__(self, total: int, log: Log | None) -> None:
+        self.total, self.log, self.next = total, log, max(1, total // 20)
+        self.t0, self.cpu0 = time.perf_counter(), time.process_time()
+
+    def __call__(self, done: int) -> None:
+        if self.log is None or done < self.next:
+            return
+        wall, cpu = time.perf_counter() - self.t0, time.process_time() - self.cpu0
+        self.log(f"  {done}/{self.total} items ({100 * done // self.total}%): "
+                 f"{done / wall:.0f} items/s, {wall:.0f} s wall, {cpu:.0f} s CPU")
+        self.next = (done // max(1, self.total // 20) + 1) * max(1, self.total // 20)
+
+
 def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
-           log: Log | None, pooled: bool = False) -> dict[str, Any]:
+           log: Log | None, pooled: bool = False, pool: int | None = None,
+           cache_dir: Path | None = None) -> dict[str, Any]:
     """Writes the plan (batched, then the last ``single_sample`` one at a time); returns the
     throughput figures. ``pooled``: the plan's texts repeat (``plan_claims(pool=...)``), so
-    each distinct text is embedded once up front (timed as ``batched_embed_s``) and handed to
-    the writes (``EmbeddingService.preload``); every item still goes through
-    ``remember_many``: decision, ledger, payloads, full text, vector."""
+    each text of the pool is embedded once per run (``pool_vectors``, cached in
+    ``cache_dir``; timed as ``batched_embed_s``, 0 when loaded) and handed to the writes
+    (``EmbeddingService.preload``); every item still goes through ``remember_many``:
+    decision, ledger, payloads, full text, vector."""
     from remem.domain.textindex import item_text
 
     many = getattr(mem, "remember_many", None)
@@ -170,15 +221,23 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
     embed_s = write_s = 0.0
     cpu0 = time.process_time()
     vectors: dict[str, Any] = {}
+    cached = False
     if pooled:
         t = time.perf_counter()
-        distinct = list(dict.fromkeys(item_text(k, v, None) for _, k, v, _ in rest))
-        for start in range(0, len(distinct), 256):
-            part = distinct[start:start + 256]
-            vectors.update(zip(part, mem.ctx.embedding.embed(part), strict=True))
+        vectors, cached = pool_vectors(mem, pool or len(rest), cache_dir or Path("."), log)
         embed_s = time.perf_counter() - t
         if log:
-            log(f"  embedded {len(distinct)} distinct texts in {embed_s:.0f} s")
+            log(f"  pool of {len(vectors)} texts {'loaded' if cached else 'embedded'} "
+                f"in {embed_s:.1f} s")
+        embed_s = 0.0 if cached else embed_s
+        t = time.perf_counter()  # the rules and single-key values outside the pool
+        others = list(dict.fromkeys(x for x in (item_text(k, v, None) for _, k, v, _ in rest)
+                                    if x not in vectors))
+        for start in range(0, len(others), 256):
+            part = others[start:start + 256]
+            vectors.update(zip(part, mem.ctx.embedding.embed(part), strict=True))
+        embed_s += time.perf_counter() - t
+    progress = _Progress(len(plan), log)
     chunks = spread(rest, batch_size) if pooled else [
         list(rest[i:i + batch_size]) for i in range(0, len(rest), batch_size)]
     done = 0
@@ -198,8 +257,7 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
                 mem.remember(scope, key, value, kind=kind)
             write_s += time.perf_counter() - t1
         done += len(chunk)
-        if log and (done // batch_size) % 20 == 0:
-            log(f"  {done}/{len(plan)} items written")
+        progress(done)
     batched_s = embed_s + write_s
     batched_cpu_s = time.process_time() - cpu0
     t0 = time.perf_counter()
@@ -216,7 +274,9 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
         "batch_api": ("remember_many" if many is not None else
                       "none: one embedding call per chunk (prime), one remember transaction "
                       "per item") + (", pooled texts embedded once" if pooled else ""),
-        "distinct_texts": len(vectors) if pooled else None,
+        "distinct_texts": len({item_text(k, v, None) for _, k, v, _ in rest}) if pooled
+        else None,
+        "pool_vectors": ("loaded from cache" if cached else "embedded") if pooled else None,
         "batched_embed_s": round(embed_s, 2) if (many is None or pooled) else None,
         "batched_write_s": round(write_s, 2),
         "write_s": round(single_s + batched_s, 2)}
@@ -356,7 +416,7 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
         mem.ctx.embedding.embedder.embed_batch(["warm up"])  # model load is not write time
         log(f"writing {n} items into {'PostgreSQL' if path is None else path} ...")
         writes = _write(mem, plan, min(single_sample, n), batch_size, log,
-                        pooled=bool(pool))
+                        pooled=bool(pool), pool=pool, cache_dir=Path(out_dir))
         items = sum(mem.status()["items"].values())
     finally:
         store.close()

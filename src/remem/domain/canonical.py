@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -35,10 +36,35 @@ def canonical_json(value: Any) -> bytes:
     Raises:
         InvalidInput: the value is not representable (non-finite float, non-str keys, ...).
     """
+    if _plain(value):  # the common case: the same bytes from the C encoder, ~10x faster
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                              sort_keys=True).encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: rfc8785 below says so
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
         raise InvalidInput(f"value is not canonical JSON: {exc}", field="value") from exc
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``json.dumps(sort_keys=True, ensure_ascii=False)`` writes the RFC 8785 bytes of
+    ``value``: only strings, integers in the safe range, booleans, null, lists/tuples and
+    objects with ASCII string keys (code-point order = UTF-16 order). Floats (ECMAScript
+    number format), other keys and other types take the rfc8785 path."""
+    if isinstance(value, str) or value is None:
+        return True
+    if isinstance(value, int):
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and k.isascii() and _plain(v) for k, v in value.items())
+    return False
 
 
 def normalize_text(text: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from remem.domain.canonical import canonical_json
@@ -33,6 +33,8 @@ REF_SUFFIX = "_ref"
 #: The event data version of sealed events (``scope_ref``/``key_ref`` instead of labels).
 SEALED_VERSION = 2
 REF_PREFIX = "lbl_"
+#: How many refs one ``LabelKeys`` remembers.
+_REFS_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class LabelKeys:
 
     memory_id: str = ""
     secret: bytes | None = None
+    #: refs computed so far (this instance lives for one transaction or one read).
+    _refs: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def keyed(self) -> bool:
@@ -56,8 +60,13 @@ class LabelKeys:
         ``idem``); the label itself when the memory's labels are not keyed."""
         if self.secret is None:
             return label
-        body = canonical_json(["label", self.memory_id, field, label])
-        return REF_PREFIX + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+        known = self._refs.get((field, label))
+        if known is None:  # a bulk write names the same few scopes and keys again and again
+            body = canonical_json(["label", self.memory_id, field, label])
+            known = REF_PREFIX + hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+            if len(self._refs) < _REFS_KEPT:
+                self._refs[(field, label)] = known
+        return known
 
     def seal(self, data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
         """Event wire data with its labels replaced by refs, and the labels it named.

@@ -17,8 +17,10 @@ from remem.domain.canonical import claim_id, digest, salted_digest
 from remem.domain.decision import Decision, Judgement, decide
 from remem.domain.events import Event, EventType
 from remem.domain.fold import Projection, key_state
+from remem.domain.keys import default_cardinality
 from remem.domain.ledger import chain
-from remem.domain.model import Authority, Candidate, Cardinality, KeyState, OnChange, Outcome
+from remem.domain.model import (Authority, Candidate, Cardinality, ItemStatus, KeyState,
+                                OnChange, Outcome)
 from remem.domain.operations import Operation
 from remem.domain.timefmt import to_iso
 from remem.errors import HeadMoved, IdempotencyConflict
@@ -128,7 +130,11 @@ class Writer:
         for attempt in range(self.max_attempts):
             try:
                 with self.store.unit_of_work(self.memory_id) as uow:
-                    return [self._write_in(uow, req) for req in reqs]
+                    if len(reqs) > 1:  # a batch: ledger and payload rows go in at once
+                        uow.defer_inserts()
+                    results = [self._write_in(uow, req) for req in reqs]
+                    uow.flush()
+                    return results
             except HeadMoved:
                 if attempt == self.max_attempts - 1 or any(
                         r.judged_at_head is not None for r in reqs):
@@ -185,7 +191,8 @@ class Writer:
                 judged_at_head=req.judged_at_head, head=head)
         for hook in self.at_head:
             hook(uow, req)
-        proj = uow.projection_for(scope, key)
+        cid = self.claim_id(scope, key, c.value)
+        proj = self._projection(uow, req, scope, key, cid)
         state = key_state(proj, scope, key)
         now = self.clock.now()
         salt = os.urandom(16)
@@ -194,8 +201,8 @@ class Writer:
             payload["metadata"] = req.metadata
         card, on_change = self.policy(key)
         authority = req.authority
-        cid = self.claim_id(scope, key, c.value) if req.intent == "import" else None
-        if cid in state.tombstones and not any(i.claim_id == cid for i in state.live()):
+        if (req.intent == "import" and cid in state.tombstones
+                and not any(i.claim_id == cid for i in state.live())):
             # An import (an old backup, a file made before a forget) never brings a forgotten
             # claim back: decided as the paths that never re-learn one (outcome forgotten).
             authority = Authority.ASSERT
@@ -205,7 +212,7 @@ class Writer:
             content_hash=salted_digest(salt, payload), judgement=req.judgement,
             expected_revision=req.expected_revision, replaces=req.replaces,
             on_change=on_change, cardinality=card, run_id=req.run_id,
-            provenance=req.provenance, new_text=self._new_text(uow, proj, state, req),
+            provenance=req.provenance, new_text=self._new_text(uow, proj, state, req, cid),
             occurrences=self.occurrences, priority=req.priority)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.on_written is not None:
@@ -215,8 +222,27 @@ class Writer:
                                 result.item_id, to_iso(now))
         return result
 
+    def _projection(self, uow: Any, req: WriteRequest, scope: str, key: str,
+                    cid: str) -> Projection:
+        """The read model the decision needs. On a multi key, a statement without a judgement
+        and not a correction is added unless its own claim is live or seen again (``decide``,
+        ``_multi``): only that claim's items matter, so a key with thousands of values is not
+        read whole for each new one. A claim item in conflict (settling it compares every
+        live item) and every other write read the whole key."""
+        if (req.judgement is not None or req.authority is Authority.CORRECTION
+                or req.replaces is not None):
+            return uow.projection_for(scope, key)
+        proj = uow.projection_for(scope, key, cid)
+        declared = proj.cardinality.get(proj.refs(scope, key)[1])
+        card = (Cardinality(declared[0]) if declared
+                else self.policy(key)[0] or default_cardinality(key))
+        if card is Cardinality.MULTI and all(
+                r.status != ItemStatus.CONFLICT.value for r in proj.items.values()):
+            return proj
+        return uow.projection_for(scope, key)
+
     def _new_text(self, uow: Any, proj: Projection, state: KeyState,
-                  req: WriteRequest) -> bool:
+                  req: WriteRequest, cid: str) -> bool:
         """Whether an owner restates a current claim of the key with a new text (a quote other
         than its stored payload's); a value differing only in case or spacing is not one.
         Reads through the write's own transaction (no second connection while it holds the
@@ -224,7 +250,6 @@ class Writer:
         if req.authority is not Authority.OWNER:
             return False
         c = req.candidate
-        cid = self.claim_id(str(c.scope), c.key, c.value)
         item = next((i for i in state.live() if i.claim_id == cid), None)
         if item is None:
             return False

@@ -17,6 +17,7 @@ import psycopg
 
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY
+from remem.errors import HeadMoved
 from remem.stores.postgres import erasure
 from remem.stores.sql.dialect import POSTGRES
 from remem.stores.sql.rows import row_to_item
@@ -24,12 +25,18 @@ from remem.stores.sql.uow import SqlUnitOfWork
 
 _PROJECTION = (
     "SELECT 'i' AS t, to_jsonb(i) AS r FROM items i WHERE memory_id=%(m)s AND scope=%(s)s "
-    "AND key=%(k)s UNION ALL SELECT 'r', jsonb_build_object('revision', revision) FROM "
+    "AND key=%(k)s{claim} UNION ALL SELECT 'r', jsonb_build_object('revision', revision) FROM "
     "key_revisions WHERE memory_id=%(m)s AND scope=%(sr)s AND key=%(kr)s UNION ALL SELECT "
     "'c', jsonb_build_object('cardinality', cardinality, 'on_change', on_change) FROM keys "
     "WHERE memory_id=%(m)s AND key=%(kr)s UNION ALL SELECT 't', jsonb_build_object("
     "'claim_id', claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(sr)s AND "
     "key=%(kr)s")
+_COPY_LEDGER = ("COPY ledger (memory_id, seq, type, data, actor, at, prev_hash, hash) FROM "
+                "STDIN")
+#: From how many rows ``COPY`` is used (one decision's few events take a plain INSERT).
+_COPY_FROM = 16
+_WHOLE_KEY = _PROJECTION.format(claim="")
+_BY_CLAIM = _PROJECTION.format(claim=" AND claim_id=%(c)s")
 
 
 class PostgresUnitOfWork(SqlUnitOfWork):
@@ -53,14 +60,30 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         self.mno: int = locked["mno"]
         self.memory = {k: locked[k] for k in ("embedding_model", "dimensions", "vector_seq")}
 
-    def projection_for(self, scope: str, key: str) -> Projection:
+    def _insert_ledger_rows(self, rows: list[tuple]) -> None:
+        """Ledger rows by ``COPY`` (a batch's rows in one stream); a taken seq becomes
+        ``HeadMoved`` as for a plain insert (``SqlUnitOfWork._insert_ledger_rows``)."""
+        if len(rows) < _COPY_FROM:
+            super()._insert_ledger_rows(rows)
+            return
+        try:
+            with self.conn.cursor() as cur, cur.copy(_COPY_LEDGER) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except psycopg.errors.UniqueViolation as exc:
+            raise HeadMoved("Another writer appended at the same sequence; decide again.",
+                            head_seq=rows[0][1] - 1) from exc
+
+    def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones
-        (one round trip after the label keys); the last three by label refs."""
+        (one round trip after the label keys); the last three by label refs. ``claim_id``:
+        only the items of that claim (a partial projection, ``Writer._projection``)."""
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        for row in self.conn.execute(_PROJECTION, {"m": self.memory_id, "s": scope, "k": key,
-                                                   "sr": sref, "kr": kref}):
+        query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
+        for row in self.conn.execute(query, {"m": self.memory_id, "s": scope, "k": key,
+                                             "sr": sref, "kr": kref, "c": claim_id}):
             r = row["r"]
             if row["t"] == "i":
                 rec = row_to_item(r)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from remem.domain.filters import dump_metadata, load_metadata
@@ -23,6 +24,20 @@ from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
 
 _INSERT_EVENT = ("INSERT INTO ledger(memory_id, seq, type, data, actor, at, prev_hash, hash) "
                  "VALUES ")
+#: Ledger rows per INSERT statement (8 parameters each: under SQLite's 32,766 and
+#: PostgreSQL's 65,535 parameters).
+_ROWS_PER_INSERT = 1000
+_INSERT_PAYLOAD = ("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt, "
+                   "metadata, fact) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING")
+
+
+@dataclass
+class _Deferred:
+    """Rows a batch holds back until ``SqlUnitOfWork.flush``."""
+
+    events: list[tuple] = field(default_factory=list)
+    labels: dict[str, Any] = field(default_factory=dict)
+    payloads: list[tuple] = field(default_factory=list)
 
 
 def load_label_keys(dialect: Dialect, conn: Any, memory_id: str) -> LabelKeys:
@@ -67,6 +82,8 @@ class SqlUnitOfWork:
         self.dialect = dialect
         self._head: Head | None = Head(*head) if head is not None else None
         self._label_keys: LabelKeys | None = None
+        #: Rows held back by :meth:`defer_inserts` until :meth:`flush` (None: insert at once).
+        self._deferred: _Deferred | None = None
 
     def _x(self, text: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self.dialect.execute(self.conn, text, args)
@@ -97,35 +114,86 @@ class SqlUnitOfWork:
         """
         if not stored:
             return
-        params = [v for r in stored for v in (self.memory_id, r["seq"], r["type"],
-                                               encode_data(r["data"]), r["actor"], r["at"],
-                                               r["prev_hash"], r["hash"])]
+        rows = [(self.memory_id, r["seq"], r["type"], encode_data(r["data"]), r["actor"],
+                 r["at"], r["prev_hash"], r["hash"]) for r in stored]
+        named = {ref: fl for r in stored for ref, fl in (r.get("labels") or {}).items()}
+        if self._deferred is not None:
+            self._deferred.events += rows
+            self._deferred.labels.update(named)
+        else:
+            self._insert_ledger_rows(rows)
+            self._insert_labels(named)
+        self._head = Head(stored[-1]["seq"], stored[-1]["hash"])
+
+    def _insert_ledger_rows(self, rows: list[tuple]) -> None:
+        """Inserts ledger rows in one statement; a taken seq becomes ``HeadMoved``."""
         try:
-            self._x(_INSERT_EVENT + ", ".join(["(?,?,?,?,?,?,?,?)"] * len(stored)), params)
+            for start in range(0, len(rows), _ROWS_PER_INSERT):
+                part = rows[start:start + _ROWS_PER_INSERT]
+                self._x(_INSERT_EVENT + ", ".join(["(?,?,?,?,?,?,?,?)"] * len(part)),
+                        [v for r in part for v in r])
         except Exception as exc:
             if not is_unique_violation(exc):
                 raise
             raise HeadMoved("Another writer appended at the same sequence; decide again.",
-                            head_seq=stored[0]["seq"] - 1) from exc
-        self._head = Head(stored[-1]["seq"], stored[-1]["hash"])
-        named = {ref: fl for r in stored for ref, fl in (r.get("labels") or {}).items()}
-        if named:  # the raw labels of sealed events, beside the ledger (erasable)
+                            head_seq=rows[0][1] - 1) from exc
+
+    def _insert_labels(self, named: dict[str, Any]) -> None:
+        """The raw labels of sealed events, beside the ledger (erasable)."""
+        if named:
             with _cursor(self.conn) as cur:
                 cur.executemany(self.dialect.sql(
                     "INSERT INTO labels(memory_id, ref, field, label) VALUES (?,?,?,?) "
                     "ON CONFLICT DO NOTHING"),
                     [(self.memory_id, ref, f, label) for ref, (f, label) in sorted(named.items())])
 
+    # --- batched inserts -----------------------------------------------------------------
+    def defer_inserts(self) -> None:
+        """Holds ledger, label and payload rows back until :meth:`flush`, which inserts each
+        kind at once (a batch of decisions in one transaction). Payload reads in this
+        transaction flush the payloads first; nothing in a write reads the others."""
+        self._deferred = _Deferred()
+
+    def flush(self) -> None:
+        """Inserts the rows held back by :meth:`defer_inserts` (same rows) and stops holding.
+
+        Raises:
+            HeadMoved: another writer took one of the seqs (retryable; the transaction
+                rolls back).
+        """
+        held, self._deferred = self._deferred, None
+        if held is None:
+            return
+        if held.events:
+            self._insert_ledger_rows(held.events)
+        self._insert_labels(held.labels)
+        self._insert_payloads(held.payloads)
+
+    def _insert_payloads(self, rows: list[tuple]) -> None:
+        if rows:
+            with _cursor(self.conn) as cur:
+                cur.executemany(self.dialect.sql(_INSERT_PAYLOAD), rows)
+
+    def _flush_payloads(self) -> None:
+        """Inserts held payload rows before a read of the payloads table."""
+        if self._deferred is not None and self._deferred.payloads:
+            rows, self._deferred.payloads = self._deferred.payloads, []
+            self._insert_payloads(rows)
+
     # --- state ---------------------------------------------------------------------------
-    def projection_for(self, scope: str, key: str) -> Projection:
+    def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones (the
-        last three by label refs)."""
+        last three by label refs). ``claim_id``: only the items of that claim (a partial
+        projection: what a decision on a multi key needs, ``Writer._projection``)."""
         p = Projection(label_keys=self.label_keys)
         m = self.memory_id
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        for row in self._x("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?",
-                           (m, scope, key)).fetchall():
+        items = ("SELECT * FROM items WHERE memory_id=? AND scope=? AND key=?", (m, scope, key))
+        if claim_id is not None:
+            items = ("SELECT * FROM items WHERE memory_id=? AND claim_id=? AND scope=? AND "
+                     "key=?", (m, claim_id, scope, key))
+        for row in self._x(*items).fetchall():
             rec = row_to_item(row)
             p.items[rec.item_id] = rec
         row = self._x("SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
@@ -156,14 +224,17 @@ class SqlUnitOfWork:
                     fact: dict[str, Any] | None = None) -> None:
         """Inserts a payload row; ``fact``: the fact attributes (``domain.fact.FactAttrs``
         JSON: type, content_ref, size, content_hash) or None."""
-        self._x("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt, "
-                "metadata, fact) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
-                (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
-                 quote, salt, dump_metadata(metadata),
-                 json.dumps(fact, sort_keys=True) if fact else None))
+        row = (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
+               quote, salt, dump_metadata(metadata),
+               json.dumps(fact, sort_keys=True) if fact else None)
+        if self._deferred is not None:
+            self._deferred.payloads.append(row)
+        else:
+            self._x(_INSERT_PAYLOAD, row)
 
     def content_refs(self, item_ids: Sequence[str]) -> list[str]:
         """Blob references of the items' payloads (read before an erasure deletes them)."""
+        self._flush_payloads()
         refs: list[str] = []
         for item_id in item_ids:
             for r in self._x("SELECT fact FROM payloads WHERE memory_id=? AND item_id=? AND "
@@ -175,6 +246,7 @@ class SqlUnitOfWork:
 
     def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
         """The metadata of an item's payload (None: none, or erased)."""
+        self._flush_payloads()
         row = self._x("SELECT p.metadata FROM items i JOIN payloads p ON p.memory_id = "
                       "i.memory_id AND p.payload_id = i.payload_id WHERE i.memory_id=? AND "
                       "i.item_id=?", (self.memory_id, item_id)).fetchone()
@@ -183,6 +255,7 @@ class SqlUnitOfWork:
     # --- reads of one key in this transaction (per-slot bounds at the head) ---------------
     def key_payloads(self, scope: str, key: str) -> dict[str, dict[str, Any]]:
         """``{payload_id: {"value", "quote"}}`` of every item of (scope, key)."""
+        self._flush_payloads()
         rows = self._x("SELECT p.payload_id, p.value, p.quote FROM items i JOIN payloads p ON "
                        "p.memory_id = i.memory_id AND p.payload_id = i.payload_id WHERE "
                        "i.memory_id=? AND i.scope=? AND i.key=?",
@@ -213,6 +286,7 @@ class SqlUnitOfWork:
         Returns counts per surface plus ``_source_ids``. The items' idempotency keys are
         re-keyed by label ref (they name the scope and key) and the raw labels no other live
         item uses are erased."""
+        self._flush_payloads()
         keys = self.label_keys
         return self.erasure.erase_items(self.conn, self.memory_id, item_ids, scopes, at,
                                         rekey=lambda k: keys.ref("idem", k))
