@@ -18,6 +18,7 @@ from typing import Any
 
 from remem.domain.digests import (
     DOC_DIGEST,
+    TOP_DIGESTS,
     is_digest_doc,
     parse_digest_doc,
     promoted,
@@ -77,6 +78,7 @@ def digest_channels(snap: Any, fts_digests: Sequence[str], vector_digests: Seque
         scope_of: digest id -> its scope (a member must share it).
         cosine: source id -> cosine with the query, where the vector channel knows it.
     """
+    fts_digests, vector_digests = fts_digests[:TOP_DIGESTS], vector_digests[:TOP_DIGESTS]
     docs = list(dict.fromkeys([*fts_digests, *vector_digests]))
     if not docs:
         return {}
