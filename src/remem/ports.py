@@ -128,10 +128,10 @@ class SearchIndex(Protocol):
     """Recall storage of a store (``store.search_index``): sources, full text, vectors and
     pinned profile renders. ``read`` yields a snapshot (one consistent view) with ``head_seq,
     embedding, fts, vectors, key_items, items, payloads, source_refs, source,
-    source_event_seq, sources, pinned_items, profile_render, embedding_docs,
+    source_event_seq, sources, run_windows, pinned_items, profile_render, embedding_docs,
     vector_hashes``; ``writer`` wraps a unit of work with ``index_text, embedding,
     record_embedding, put_vectors, switch_model, drop_vectors_except, source, run_head,
-    insert_source, put_profile_render`` (see ``stores/sqlite/search.py``, mirrored by
+    insert_source, run_windows, put_profile_render`` (see ``stores/sqlite/search.py``, mirrored by
     ``stores/postgres/search.py``; only the search methods differ per backend)."""
 
     def read(self, memory_id: str) -> AbstractContextManager[Any]: ...

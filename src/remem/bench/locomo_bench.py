@@ -73,6 +73,53 @@ Adopted: stems (:mod:`remem.domain.textindex`). Not adopted, and why:
   tried, so agreement weighting has little to gain over RRF): no gain.
 - Not tried for lack of time: query decomposition, temporal anchoring (temporal is already
   0.89-0.97), entity linking across sessions, engine-made session digests.
+
+Second round (issue 18 goal 1, levers 1-4). Screened first offline on conversations 1-2: the
+top 50 of today's recall plus the lever's channel fused by RRF (k = 20, the other speaker's
+turns at half weight), which reproduces the engine's R@10 within 0.004; then the chosen lever
+built into the engine and measured with this bench. Overall cells R@5 and R@10 "all"/"any",
+then multi-hop R@10 "all":
+
+=============================================== =========== =========== =========
+lever (offline screen, conversations 1-2)       R@5         R@10        multi-hop
+=============================================== =========== =========== =========
+C as adopted above (screen baseline)            0.606/0.714 0.723/0.823 0.256
+J1 window vectors 4/2, one channel              0.619/0.697 0.723/0.827 0.233
+J1 window vectors 6/3, one channel              0.632/0.714 0.736/0.840 0.279
+J1 window vectors 8/4, one channel              0.632/0.714 0.745/0.831 0.302
+J1 whole-session vectors                        0.576/0.667 0.697/0.797 0.209
+J2 window mean of turn vectors 4/2              0.619/0.719 0.719/0.818 0.209
+J3 window full text 4/2, one channel            0.662/0.758 0.740/0.853 0.209
+J4 full text + vectors fused into one channel   0.645/0.740 0.753/0.870 0.233
+**J5 full text and vectors, two channels 6/3**  0.675/0.766 0.771/0.883 0.279
+J5 two channels 4/2                             0.684/0.788 0.771/0.879 0.256
+J5 two channels 8/4                             0.697/0.779 0.758/0.861 0.256
+K entity channel (capitalised query words)      0.602/0.714 0.719/0.818 0.233
+=============================================== =========== =========== =========
+
+"w/s": window of w consecutive turns, a new window every s turns; a window's turns enter the
+channel in the window's rank order, each window's turns by their own cosine. J5 6/3 was
+built (:mod:`remem.domain.digests`, :mod:`remem.service.digests`) and measured here:
+
+=========================== =========== =========== =========== =========== =========== ===========
+lever [compared with]       R@5         R@10        multi-hop   temporal    open-domain single-hop
+=========================== =========== =========== =========== =========== =========== ===========
+C (main 74d4a0f)            0.606/0.714 0.719/0.814 0.140/0.256 0.889/0.968 0.273/0.455 0.658/0.781
+**J digests 6/3** [C]       0.671/0.762 0.775/0.866 0.140/0.279 0.905/0.952 0.455/0.545 0.763/0.886
+=========================== =========== =========== =========== =========== =========== ===========
+
+Adopted: digests (J). Not adopted, and why:
+
+- *entity channel* (K: the turns that mention a capitalised word of the question other than a
+  speaker, ranked by cosine): no gain; LoCoMo questions name the speakers, whom recall already
+  handles, and other names are rare in them.
+- *query decomposition* ("X and Y ..." asked as "X ..." and "Y ...", fused by RRF with the
+  question): 10 questions of conversations 1-2 have that form; R@10 "all" 1 -> 1, "any"
+  6 -> 4. The sub-queries lose what the pair has in common.
+- *temporal anchoring*: temporal R@10 "all" is 0.95-0.97 already; at most 3 of 63 questions
+  could gain, so it was not built.
+- *window mean of turn vectors* (J2, no extra embedding) and *one fused digest channel* (J4)
+  gain less than two channels over embedded windows.
 """
 
 from __future__ import annotations

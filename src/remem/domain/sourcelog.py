@@ -41,6 +41,7 @@ from remem.errors import InvalidInput
 BODY_FIELDS = ("memory", "run_id", "sequence", "source_id", "scope", "kind", "role", "actor",
                "occurred_at", "recorded_at", "digest")
 ITEM_ID_PREFIX = "itm_"
+DIGEST_PREFIX = ITEM_ID_PREFIX + "dg:"
 """Every item id starts with it (``decision``); source ids may not, so the two never collide in
 the search documents, where a source's document id is its source id."""
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
@@ -68,8 +69,9 @@ def source_doc_id(source_id: str) -> str:
 
 
 def is_item_doc(doc_id: str) -> bool:
-    """Whether a search document is an item (else it is a source)."""
-    return doc_id.startswith(ITEM_ID_PREFIX)
+    """Whether a search document is an item (else it is a source, or an engine-made digest:
+    ``domain.digests``, whose ids take the reserved prefix ``itm_dg:``)."""
+    return doc_id.startswith(ITEM_ID_PREFIX) and not doc_id.startswith(DIGEST_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
+from remem.service.digests import digest_candidates
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 
 FETCH = 50
@@ -164,8 +165,9 @@ class RecallService:
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
             keys = snap.key_items(candidate_keys(query), scopes, FETCH) \
                 if "key" in channels else []
+            fts, hits, promoted = digest_candidates(snap, fts, hits)
             fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],
-                          "key": [d for d, _ in keys]})
+                          "key": [d for d, _ in keys], **promoted})
             applies = {d for d, _ in fts} | {d for d, _ in keys} | {
                 d for d, c, _ in hits if c >= CONSTRAINT_SIMILARITY}
             scope_of = {d: sc for d, sc in fts + keys} | {d: sc for d, _, sc in hits}

@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.rows import tuple_row
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
+from remem.domain.digests import digest_ids_of
 
 FORGOTTEN_DIGEST = "forgotten"
 #: Partitioned tables whose rows hold erased text (or a digest of it), rewritten by the
@@ -138,6 +139,21 @@ def erase_docs(conn: psycopg.Connection, memory_id: str,
     return fts, vec
 
 
+def _digest_ids(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str]
+                ) -> list[str]:
+    return digest_ids_of({"run_id": r[0], "sequence": r[1]} for r in conn.cursor(
+        row_factory=tuple_row).execute("SELECT run_id, sequence FROM sources WHERE "
+                                       "memory_id=%s AND source_id = ANY(%s)",
+                                       (memory_id, list(source_ids))))
+
+
+def erase_digests(conn: psycopg.Connection, memory_id: str,
+                  source_ids: Sequence[str]) -> tuple[int, int]:
+    """Deletes every digest (``domain.digests``) that may contain any of the sources: their
+    full-text rows and vectors; returns (fts_rows, vector_rows)."""
+    return erase_docs(conn, memory_id, _digest_ids(conn, memory_id, source_ids))
+
+
 def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
     """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
@@ -145,6 +161,7 @@ def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequenc
     ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
     if not source_ids:
         return 0
+    erase_digests(conn, memory_id, source_ids)
     conn.execute("UPDATE receipts SET digest=%s WHERE memory_id=%s AND source_id = ANY(%s)",
                  (REDACTED_DIGEST, memory_id, list(source_ids)))
     return conn.execute("UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
@@ -255,6 +272,11 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
                                     "memory_id=%s AND doc_id = ANY(%s)", (m, sids))
         out["vectors"] += _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
                                   "doc_id = ANY(%s)", (m, sids))
+        digests = _digest_ids(conn, m, sids)
+        out["full_text"] += _scalar(conn, "SELECT count(*) FROM search_docs WHERE "
+                                    "memory_id=%s AND doc_id = ANY(%s)", (m, digests))
+        out["vectors"] += _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
+                                  "doc_id = ANY(%s)", (m, digests))
     for r in conn.execute("SELECT DISTINCT unnest(tables) AS t FROM erasure_scrubs WHERE "
                           "memory_id=%s AND done_at IS NULL", (m,)):
         if r["t"] in SCRUB_SURFACES:

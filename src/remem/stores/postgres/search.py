@@ -41,6 +41,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import tuple_row
 
+from remem.domain.digests import DOC_DIGEST, window_digests
 from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, scope_term
@@ -493,6 +494,10 @@ class SearchSnapshot:
     def sources(self, source_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return source_sql.visible(self.conn, self.memory_id, source_ids)
 
+    def run_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        """Source rows of runs within sequence ranges (``stores.sql.sources.run_windows``)."""
+        return source_sql.run_windows(self.conn, self.memory_id, ranges)
+
     def pinned_items(self, scopes: Sequence[str], kinds: Sequence[str]) -> list[RecallRow]:
         """Current items of the kinds in the scopes, in a deterministic (bytewise) order."""
         if not scopes or not kinds:
@@ -522,6 +527,9 @@ class SearchSnapshot:
                                    "memory_id=%s AND text IS NOT NULL ORDER BY source_id "
                                    'COLLATE "C"', (self.memory_id,)):
             out.append((source_doc_id(r["source_id"]), DOC_SOURCE, r["scope"], r["text"]))
+        rows = self.conn.execute("SELECT run_id, sequence, scope, text FROM sources WHERE "
+                                 "memory_id=%s", (self.memory_id,)).fetchall()
+        out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(rows))
         return out
 
     def vector_hashes(self) -> dict[str, tuple[str, str]]:

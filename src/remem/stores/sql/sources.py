@@ -67,6 +67,22 @@ def visible(conn: Any, memory_id: str, source_ids: Sequence[str]) -> dict[str, d
     return out
 
 
+def run_windows(conn: Any, memory_id: str, ranges: Sequence[tuple[str, int, int]]
+                ) -> list[dict[str, Any]]:
+    """Source rows of runs within sequence ranges: ``(run_id, first, last)`` inclusive; each
+    row has ``source_id, run_id, sequence, scope, text`` (text None when redacted)."""
+    d = dialect_for(conn)
+    out: list[dict[str, Any]] = []
+    for i in range(0, len(ranges), 50):
+        chunk = ranges[i:i + 50]
+        test = " OR ".join(["(run_id=? AND sequence BETWEEN ? AND ?)"] * len(chunk))
+        args = [v for r in chunk for v in r]
+        out.extend(dict(r) for r in d.execute(
+            conn, f"SELECT source_id, run_id, sequence, scope, text FROM sources WHERE "
+                  f"memory_id=? AND ({test})", (memory_id, *args)).fetchall())
+    return out
+
+
 def verify(conn: Any, memory_id: str) -> dict[str, Any]:
     """Walks every run's chain and cross-checks the ledger's ``source.recorded`` events.
     Never raises on damaged rows (unparsable event data, fields of the wrong type).
@@ -100,3 +116,7 @@ class SourceLogWriter:
 
     def insert_source(self, row: dict[str, Any]) -> None:
         insert(self.conn, {**row, "memory_id": self.memory_id})
+
+    def run_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        """See :func:`run_windows` (digest windows, ``domain.digests``)."""
+        return run_windows(self.conn, self.memory_id, ranges)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
+from remem.domain.digests import digest_ids_of
 
 FORGOTTEN_DIGEST = "forgotten"
 
@@ -159,6 +160,17 @@ def remaining(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
                                          f"AND doc_id IN ({q})", args).fetchone()[0]
         out["vectors"] += conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? AND "
                                        f"doc_id IN ({q})", args).fetchone()[0]
+        digests = digest_ids_of({"run_id": r[0], "sequence": r[1]} for r in conn.execute(
+            f"SELECT run_id, sequence FROM sources WHERE memory_id=? AND source_id IN ({q})",
+            args))
+        for i in range(0, len(digests), 500):
+            chunk = digests[i:i + 500]
+            dargs = (memory_id, *chunk)
+            out["full_text"] += conn.execute(f"SELECT count(*) FROM search_docs WHERE "
+                                             f"memory_id=? AND doc_id IN ({_in(chunk)})",
+                                             dargs).fetchone()[0]
+            out["vectors"] += conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? "
+                                           f"AND doc_id IN ({_in(chunk)})", dargs).fetchone()[0]
     return out
 
 
@@ -235,6 +247,16 @@ def erase_docs(conn: sqlite3.Connection, memory_id: str,
     return fts, vec
 
 
+def erase_digests(conn: sqlite3.Connection, memory_id: str,
+                  source_ids: Sequence[str]) -> tuple[int, int]:
+    """Deletes every digest (``domain.digests``) that may contain any of the sources: their
+    full-text rows and vectors; returns (fts_rows, vector_rows)."""
+    rows = conn.execute(f"SELECT run_id, sequence FROM sources WHERE memory_id=? AND "
+                        f"source_id IN ({_in(source_ids)})", (memory_id, *source_ids)).fetchall()
+    return erase_docs(conn, memory_id, digest_ids_of(
+        [{"run_id": r[0], "sequence": r[1]} for r in rows]))
+
+
 def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
     """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
@@ -242,6 +264,7 @@ def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequenc
     ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
     if not source_ids:
         return 0
+    erase_digests(conn, memory_id, source_ids)
     conn.execute(f"UPDATE receipts SET digest=? WHERE memory_id=? AND source_id IN "
                  f"({_in(source_ids)})", (REDACTED_DIGEST, memory_id, *source_ids))
     return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "

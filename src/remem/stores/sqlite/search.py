@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from remem.domain.digests import DOC_DIGEST, window_digests
 from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
@@ -285,6 +286,10 @@ class SearchSnapshot:
     def sources(self, source_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return source_sql.visible(self.conn, self.memory_id, source_ids)
 
+    def run_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        """Source rows of runs within sequence ranges (``stores.sql.sources.run_windows``)."""
+        return source_sql.run_windows(self.conn, self.memory_id, ranges)
+
     def pinned_items(self, scopes: Sequence[str], kinds: Sequence[str]) -> list[RecallRow]:
         """Current items of the kinds in the scopes, in a deterministic order."""
         rows = self.conn.execute(
@@ -311,6 +316,10 @@ class SearchSnapshot:
                                    "memory_id=? AND text IS NOT NULL ORDER BY source_id",
                                    (self.memory_id,)):
             out.append((source_doc_id(r[0]), DOC_SOURCE, r[1], r[2]))
+        rows = self.conn.execute("SELECT run_id, sequence, scope, text FROM sources WHERE "
+                                 "memory_id=?", (self.memory_id,)).fetchall()
+        out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(
+            {"run_id": r[0], "sequence": r[1], "scope": r[2], "text": r[3]} for r in rows))
         return out
 
     def vector_hashes(self) -> dict[str, tuple[str, str]]:
