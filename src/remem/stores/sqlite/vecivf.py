@@ -92,14 +92,24 @@ class ClusterIndex:
             rows = np.arange(start, min(hi, start + _ASSIGN_CHUNK_ROWS))
             labels[rows] = _nearest(index.dequantised(rows), self.centroids)
         self.labels = labels
-        self.order = np.argsort(labels, kind="stable").astype(np.int32)
-        counts = np.bincount(labels, minlength=len(self.centroids))
-        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+        order = np.argsort(labels, kind="stable").astype(np.int32)
+        self._set_order(order[index.scope_codes[order] >= 0])  # erased rows are not filed
         self.filed = hi
 
+    def _set_order(self, order: np.ndarray) -> None:
+        self.order = order
+        counts = np.bincount(self.labels[order], minlength=len(self.centroids))
+        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+
     def forget(self, rows: np.ndarray) -> bool:
-        """Notes erased rows; False when one of them trained the centroids (discard me)."""
-        return not np.isin(rows, self.sample).any()
+        """Drops erased rows from the lists; False when one of them trained the centroids
+        (then the caller discards this index)."""
+        if np.isin(rows, self.sample).any():
+            return False
+        keep = ~np.isin(self.order, rows)
+        if not keep.all():
+            self._set_order(self.order[keep])
+        return True
 
     def candidates(self, index: VectorIndex, query: np.ndarray, allowed: np.ndarray,
                    want: int) -> np.ndarray:
