@@ -1,8 +1,7 @@
 """``remem bench vecindex``: the SQLite vector index alone, at 100k and 1M rows.
 
-For each size a SQLite file gets ``n`` random-but-clustered 384-d unit vectors (``centres``
-Gaussian clusters whose members have cosine ~0.6 with their centre, spread uniformly over
-``scopes`` user scopes) through the search writer (``put_vectors``: no decision, no ledger,
+For each size a SQLite file gets ``n`` random-but-clustered 384-d unit vectors (2,000 topics,
+``n / 40`` subtopics; see :func:`chunks`; spread uniformly over ``scopes`` user scopes) through the search writer (``put_vectors``: no decision, no ledger,
 no text). Then, in a fresh process per codec (so RSS is the index's own):
 
 - **load**: seconds and RSS growth to build the in-RAM index from SQLite; the index's own
@@ -15,7 +14,8 @@ no text). Then, in a fresh process per codec (so RSS is the index's own):
   scored in chunks, so the reference costs no RAM), and after the timing so peak RSS is the
   index's.
 
-Queries are stored vectors plus noise (cosine ~0.8 with the row they came from).
+Queries are stored vectors plus noise (cosine ~0.8 with the row they came from). The
+generator's subtopic centres (``n / 40`` x 384 float32: 38 MB at 1M) are in the peak RSS.
 """
 
 from __future__ import annotations
@@ -44,22 +44,32 @@ COLUMNS = [("items", "items"), ("codec", "codec"), ("load_s", "load s"),
            ("all_recall_at_10", "R@10"), ("ann_build_s", "ANN build s")]
 
 
-def _centres(seed: int, centres: int) -> np.ndarray:
-    c = np.random.default_rng(seed).standard_normal((centres, DIMS)).astype(np.float32)
-    return c / np.linalg.norm(c, axis=1, keepdims=True)
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
 
 
-def chunks(n: int, *, scopes: int, seed: int = 7, centres: int = 2000
+def subtopics(n: int, seed: int, topics: int = 2000, rows_per_subtopic: int = 40) -> np.ndarray:
+    """Unit centres of ``n / rows_per_subtopic`` subtopics spread over ``topics`` topics
+    (cosine ~0.6 between subtopics of one topic)."""
+    rng = np.random.default_rng([seed, 0])
+    count = max(1, n // rows_per_subtopic)
+    tops = _unit(rng.standard_normal((topics, DIMS)))
+    return _unit(tops[rng.integers(0, topics, count)]
+                 + 0.8 * _unit(rng.standard_normal((count, DIMS))))
+
+
+def chunks(n: int, *, scopes: int, seed: int = 7
            ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """(first row, float32 unit vectors, scope numbers) per chunk of :data:`CHUNK` rows,
-    the same on every call."""
-    cent = _centres(seed, centres)
+    """(first row, float32 unit vectors, scope numbers) per chunk of :data:`CHUNK` rows, the
+    same on every call: rows have cosine ~0.85 with their subtopic's centre (~0.7 with each
+    other), like texts that restate or paraphrase each other."""
+    subs = subtopics(n, seed)
     for lo in range(0, n, CHUNK):
-        rng = np.random.default_rng([seed, lo])
+        rng = np.random.default_rng([seed, 1, lo])
         m = min(CHUNK, n - lo)
-        v = cent[rng.integers(0, centres, m)] + rng.standard_normal((m, DIMS)).astype(
-            np.float32) * np.float32(1.3 / math.sqrt(DIMS))
-        yield lo, v / np.linalg.norm(v, axis=1, keepdims=True), rng.integers(0, scopes, m)
+        v = subs[rng.integers(0, len(subs), m)] + rng.standard_normal((m, DIMS)).astype(
+            np.float32) * np.float32(0.62 / math.sqrt(DIMS))
+        yield lo, _unit(v), rng.integers(0, scopes, m)
 
 
 def fill(path: Path, n: int, scopes: int) -> float:
@@ -90,9 +100,9 @@ def _rss_mb(field: str = "VmRSS") -> float:
     return 0.0
 
 
-def _queries(count: int, scopes: int, seed: int = 11) -> list[np.ndarray]:
+def _queries(n: int, count: int, scopes: int, seed: int = 11) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    _lo, vecs, _s = next(chunks(CHUNK, scopes=scopes))
+    _lo, vecs, _s = next(chunks(n, scopes=scopes))
     picked = vecs[rng.choice(len(vecs), size=count, replace=False)]
     q = picked + rng.standard_normal(picked.shape).astype(np.float32) * np.float32(
         0.75 / math.sqrt(DIMS))
@@ -136,7 +146,7 @@ def measure(path: str, n: int, scopes: int, queries: int, codec: str) -> dict[st
     """Loads the index of ``path`` with ``codec`` and measures it (run in a fresh process)."""
     from remem.stores.sqlite.vecindex import VectorCache
 
-    qs = _queries(queries, scopes)
+    qs = _queries(n, queries, scopes)
     store = remem.open(path)
     try:
         index = store.adapter.search_index

@@ -35,7 +35,7 @@ LISTS_MIN, LISTS_MAX = 32, 2048
 SAMPLE_PER_LIST, KMEANS_ITERATIONS = 40, 10
 #: Lists probed: this share of the lists, at least ``PROBE_MIN``; doubled while fewer
 #: in-scope rows than wanted were found.
-PROBE_SHARE, PROBE_MIN = 1 / 16, 8
+PROBE_SHARE, PROBE_MIN = 1 / 8, 16
 #: Tail rows (added since the last filing) above this share of all rows are filed into lists.
 TAIL_MAX_SHARE = 0.02
 #: Rebuild when the rows have grown this many times since training.
