@@ -195,3 +195,29 @@ def test_a_replaced_vector_is_scored_with_its_new_value(small: Fixture):
     hits = small.search(q, ["user:b"], k=1000)
     assert dict((d, s) for d, s, _c in hits)["d7"] == pytest.approx(-1.0, abs=1e-5)
     assert small.view().index.live == 3000
+
+
+def test_forget_through_the_memory_erases_the_vector_from_the_cached_index(mem, rstore):
+    kept = mem.remember("user:alice", "diet", "vegan")
+    for key, value in [("employer", "Acme"), ("pet", "a cat"), ("hobby", "chess"),
+                       ("language", "Portuguese")]:  # erasing 1 of 6 rows prunes in place
+        mem.remember("user:alice", key, value)
+    gone = mem.remember("user:alice", "home_city", "Paris")
+    assert gone.item_id in {i.id for i in mem.recall("user:alice", "Paris",
+                                                           budget_tokens=500).items}
+    index = rstore.adapter.search_index
+    view = index.cache.index_for(rstore.adapter.conn, "m1")
+    idx = view.index
+    assert idx.live == 6
+    seq = rstore.adapter.conn.execute("SELECT seq FROM vectors WHERE doc_id=?",
+                                      (gone.item_id,)).fetchone()[0]
+    row = int(np.flatnonzero(idx._seqs[: idx.size] == seq)[0])
+    assert idx._codes[row].any()
+    paris = np.frombuffer(rstore.adapter.conn.execute(
+        "SELECT vec FROM vectors WHERE doc_id=?", (gone.item_id,)).fetchone()[0], dtype="<f4")
+    mem.forget(gone.item_id)
+    with index.read("m1") as snap:
+        hits = snap.vectors(paris.copy(), ["user:alice"], 10, -1.0)
+    assert gone.item_id not in {h[0] for h in hits} and kept.item_id in {h[0] for h in hits}
+    assert index.cache.index_for(rstore.adapter.conn, "m1").index is idx  # pruned in place
+    assert idx.live == 5 and not idx._codes[row].any() and idx._seqs[row] == -1

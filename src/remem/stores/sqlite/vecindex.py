@@ -42,8 +42,9 @@ from remem.stores.sqlite.vecivf import ClusterIndex
 EXACT_MAX_ROWS = 10_000
 #: Candidates rescored exactly from SQLite: ``RESCORE_FACTOR * k + RESCORE_EXTRA``.
 RESCORE_FACTOR, RESCORE_EXTRA = 2, 20
-#: Rows widened to float32 at a time while scoring (bounds the temporary memory).
-SCORE_CHUNK_ROWS = 4096
+#: Rows widened to float32 at a time while scoring (cache-sized: 512 took 2.6 ms of CPU for
+#: 9k rows here, 4096 took 4.8).
+SCORE_CHUNK_ROWS = 512
 #: Erased rows (share of all rows) above which the cache reloads the index compactly.
 COMPACT_SHARE = 0.25
 CODECS = ("int8", "float16")
