@@ -1,5 +1,5 @@
-"""CLI: ``remem bench locomo``, ``scale``, ``intake``, ``render`` and ``everyday`` (thin: parse, run,
-render)."""
+"""CLI: ``remem bench locomo``, ``scale``, ``intake``, ``render``, ``vecindex`` and ``everyday``
+(thin: parse, run, render)."""
 
 from __future__ import annotations
 
@@ -204,6 +204,36 @@ def register(app: typer.Typer) -> None:
                 return
             console.print(rich_table(doc))
             console.print(f"wrote {out / 'results.json'} and {out / 'render.png'}")
+        run(body)
+
+    @bench.command("vecindex")
+    def bench_vecindex(
+        items: Annotated[str, typer.Option(help="Comma-separated sizes, e.g. "
+                                                "100000,1000000.")] = "100000",
+        out: Annotated[Path, typer.Option(help="Directory for SQLite files and results.json.")
+                       ] = Path("bench-out/vecindex"),
+        scopes: Annotated[int, typer.Option(help="User scopes the rows spread over.")] = 100,
+        queries: Annotated[int, typer.Option(help="Timed searches per path.")] = 50,
+        codecs: Annotated[str, typer.Option(help="RAM codecs to measure: int8,float16.")
+                          ] = "int8,float16",
+    ) -> None:
+        """The SQLite vector index alone on clustered 384-d vectors: load time, RSS, search
+        p50/p95 for one scope and for every scope (ANN), recall@10 against exact float32."""
+        from remem.bench.vecindex_bench import rich_table, run_vecindex
+
+        def body():
+            chosen = [c.strip() for c in codecs.split(",") if c.strip()]
+            if not chosen or any(c not in ("int8", "float16") for c in chosen):
+                raise InvalidInput(f"--codecs takes int8 and/or float16; got {codecs!r}.",
+                                   field="codecs")
+            doc = run_vecindex(_ints(items, "items"), out_dir=out, scopes=scopes,
+                               queries=queries, codecs=chosen,
+                               log=(lambda _m: None) if STATE.json else console.print)
+            if STATE.json:
+                emit(doc)
+                return
+            console.print(rich_table(doc))
+            console.print(f"wrote {out / 'results.json'}")
         run(body)
 
     @bench.command("everyday")

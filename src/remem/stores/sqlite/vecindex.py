@@ -1,16 +1,30 @@
-"""Exact in-process vector index per memory (numpy), cached and kept in step with SQLite.
+"""In-process vector index per memory: quantised rows in RAM, exact rescoring from SQLite.
 
-Vectors are float32, L2-normalised, so cosine similarity is a dot product. A query multiplies
-the rows of the caller's scopes by the query vector and takes the top k with ``argpartition``:
-when those scopes hold under half the rows they are gathered first (row lists per scope are
-cached), else the whole ``[n, dim]`` matrix is multiplied (one BLAS sgemv: about 5 ms at
-100k x 384 on one thread here) and other scopes are masked. Exact, no training, no tuning;
-measure before adding an ANN.
+RAM holds, per vector row: its int8 codes with a float32 scale (``v ~= codes * scale``; 388
+bytes at 384 dims), its ``vectors.seq`` (int64; the row's identity, mapped back to the doc id
+through SQLite) and a scope code (int32): about 400 MB at 1M x 384, against 1.5 GB for a
+float32 matrix plus ~100 MB of doc id strings. (float16 codes are available for comparison:
+twice the RAM, slower to widen; see ``remem bench vecindex``.)
+
+A query first ranks candidates by the quantised cosine, then reads the float32 vectors of the
+best ``2 k + 20`` candidates back from SQLite (``vectors.vec``, in the caller's snapshot) and
+returns them ranked by the exact cosine. The doc id and scope come from those rows, so a row
+erased in the snapshot is never returned even if RAM still held it.
+
+Candidates:
+
+- scopes holding at most :data:`EXACT_MAX_ROWS` rows (the same limit as PostgreSQL): every row
+  of those scopes is scored (row lists per scope are cached), in chunks;
+- above that: the inverted-file ANN of :mod:`remem.stores.sqlite.vecivf`, built on the first
+  such query, filtered to the caller's scopes while probing, widened until enough in-scope rows
+  were scored.
 
 Freshness: ``memories.vector_seq`` counts inserts and each row carries its ``seq``, so a cached
 index loads only rows newer than the last it saw; ``memories.vector_epoch`` bumps whenever rows
-are deleted or replaced (erasure, reembed), and then the index reloads completely. Both are read
-in the caller's snapshot, so a query never mixes vectors from two database states.
+are deleted or replaced (erasure, reembed): the index then asks SQLite which of its seqs still
+exist and zeroes the rest in RAM (codes, scale, scope; the ANN drops them, or is discarded when
+one of them helped train it). A model switch or a deleted and re-created memory starts a new
+index. Everything is read in the caller's snapshot, so a query never mixes database states.
 """
 
 from __future__ import annotations
@@ -18,107 +32,240 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from remem.stores.sqlite.vecivf import ClusterIndex
+
+#: Up to this many vectors in the caller's scopes, score every row (no ANN).
+EXACT_MAX_ROWS = 10_000
+#: Candidates rescored exactly from SQLite: ``RESCORE_FACTOR * k + RESCORE_EXTRA``.
+RESCORE_FACTOR, RESCORE_EXTRA = 2, 20
+#: Rows widened to float32 at a time while scoring (cache-sized: 512 took 2.6 ms of CPU for
+#: 9k rows here, 4096 took 4.8).
+SCORE_CHUNK_ROWS = 512
+#: Erased rows (share of all rows) above which the cache reloads the index compactly.
+COMPACT_SHARE = 0.25
+CODECS = ("int8", "float16")
+
+
 class VectorIndex:
-    """The vectors of one memory under one model.
+    """The quantised vectors of one memory under one model.
 
     Attributes:
         model: embedding model id of every row.
         dims: vector length.
+        ident: (memory created_at, model, dims): a change starts a new index.
         epoch, seq: the ``memories`` counters this index reflects.
-        size: rows loaded.
+        size: rows held (erased rows included); ``live``: rows not erased.
+        codec: ``int8`` (default) or ``float16``.
+        ann: the inverted-file index, once an above-limit query built it.
     """
 
-    def __init__(self, model: str, dims: int, epoch: object) -> None:
+    def __init__(self, model: str, dims: int, epoch: object, *, ident: object = None,
+                 codec: str = "int8") -> None:
+        if codec not in CODECS:
+            raise ValueError(f"codec must be one of {CODECS}")
         self.model, self.dims, self.epoch, self.seq = model, dims, epoch, 0
-        self.size = 0
-        self._matrix = np.empty((0, dims), dtype=np.float32)
+        self.ident, self.codec = ident, codec
+        self.size = self.live = 0
+        self._codes = np.empty((0, dims), dtype=np.int8 if codec == "int8" else np.float16)
+        self._scale = np.empty(0, dtype=np.float32)
+        self._seqs = np.empty(0, dtype=np.int64)
         self._scopes = np.empty(0, dtype=np.int32)
-        self._doc_ids: list[str] = []
         self._scope_code: dict[str, int] = {}
-        self._rows_cache: dict[int, tuple[int, np.ndarray]] = {}
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._rows_cache: dict[int, np.ndarray] = {}
+        self.ann: ClusterIndex | None = None
 
-    def append(self, doc_ids: Sequence[str], scopes: Sequence[str], blob: bytes) -> None:
-        """Adds rows: ``blob`` is the concatenation of ``len(doc_ids)`` float32 vectors."""
-        if not doc_ids:
+    # --- writes ------------------------------------------------------------------------------
+    def reserve(self, rows: int) -> None:
+        """Grows capacity to hold ``rows`` more rows (exactly; appends double otherwise)."""
+        need = self.size + rows
+        if need <= self._codes.shape[0]:
             return
-        rows = np.frombuffer(blob, dtype="<f4").reshape(len(doc_ids), self.dims)
-        need = self.size + len(doc_ids)
-        if need > self._matrix.shape[0]:
-            cap = max(need, 2 * self._matrix.shape[0], 1024)
-            grown = np.empty((cap, self.dims), dtype=np.float32)
-            grown[: self.size] = self._matrix[: self.size]
-            self._matrix = grown
-            codes = np.empty(cap, dtype=np.int32)
-            codes[: self.size] = self._scopes[: self.size]
-            self._scopes = codes
-        self._matrix[self.size:need] = rows
-        self._scopes[self.size:need] = [self._scope_code.setdefault(s, len(self._scope_code))
-                                        for s in scopes]
-        self._doc_ids.extend(doc_ids)
-        self.size = need
+        for name in ("_codes", "_scale", "_seqs", "_scopes"):
+            old = getattr(self, name)
+            grown = np.empty((need, *old.shape[1:]), dtype=old.dtype)
+            grown[: self.size] = old[: self.size]
+            setattr(self, name, grown)
+
+    def append(self, seqs: Sequence[int], scopes: Sequence[str], vectors: np.ndarray) -> None:
+        """Adds rows: ``vectors`` is float32 ``[len(seqs), dims]``, L2-normalised."""
+        n = len(seqs)
+        if n == 0:
+            return
+        if self.size + n > self._codes.shape[0]:
+            self.reserve(max(n, self._codes.shape[0], 1024))
+        lo, hi = self.size, self.size + n
+        self._codes[lo:hi], self._scale[lo:hi] = quantise(vectors, self.codec)
+        self._seqs[lo:hi] = seqs
+        codes = [self._scope_code.setdefault(s, len(self._scope_code)) for s in scopes]
+        self._scopes[lo:hi] = codes
+        counts = np.bincount(codes, minlength=len(self._scope_code))
+        counts[: len(self._counts)] += self._counts
+        self._counts = counts
+        self.size, self.live = hi, self.live + n
+        self._rows_cache.clear()
+
+    def erase(self, live_seqs: np.ndarray) -> int:
+        """Zeroes every row whose seq is not in ``live_seqs``; returns rows erased now."""
+        held = self._seqs[: self.size]
+        gone = np.flatnonzero((held >= 0) & ~np.isin(held, live_seqs))
+        if len(gone) == 0:
+            return 0
+        np.subtract.at(self._counts, self._scopes[gone], 1)
+        self._codes[gone] = 0
+        self._scale[gone] = 0.0
+        self._seqs[gone] = -1
+        self._scopes[gone] = -1
+        self.live -= len(gone)
+        self._rows_cache.clear()
+        if self.ann is not None and not self.ann.forget(gone):
+            self.ann = None  # an erased vector helped train it: rebuilt on the next use
+        return len(gone)
+
+    # --- reads -------------------------------------------------------------------------------
+    def count(self, scopes: Sequence[str]) -> int:
+        """Rows (documents with a vector) in the scopes."""
+        return int(sum(self._counts[self._scope_code[s]] for s in set(scopes)
+                       if s in self._scope_code))
+
+    def seqs_of(self, rows: np.ndarray) -> np.ndarray:
+        """The ``vectors.seq`` of row numbers."""
+        return self._seqs[rows]
+
+    def dequantised(self, rows: np.ndarray) -> np.ndarray:
+        """float32 ``[len(rows), dims]`` approximations of rows."""
+        return self._codes[rows].astype(np.float32) * self._scale[rows, None]
+
+    def scores(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Approximate cosine of ``query`` with ``rows`` (every row when None), in chunks."""
+        n = self.size if rows is None else len(rows)
+        out = np.empty(n, dtype=np.float32)
+        for lo in range(0, n, SCORE_CHUNK_ROWS):
+            hi = min(n, lo + SCORE_CHUNK_ROWS)
+            part = slice(lo, hi) if rows is None else rows[lo:hi]
+            out[lo:hi] = self._codes[part].astype(np.float32) @ query
+        return out * (self._scale[: self.size] if rows is None else self._scale[rows])
+
+    def candidates(self, query: np.ndarray, scopes: Sequence[str], want: int
+                   ) -> np.ndarray:
+        """Row numbers of (about) the ``want`` best rows of the scopes by quantised cosine,
+        exact over the scopes' rows up to :data:`EXACT_MAX_ROWS`, else through the ANN."""
+        codes = sorted({self._scope_code[s] for s in scopes if s in self._scope_code})
+        if not codes or self.live == 0 or want < 1:
+            return np.empty(0, dtype=np.int64)
+        q = np.asarray(query, dtype=np.float32)
+        if sum(int(self._counts[c]) for c in codes) > EXACT_MAX_ROWS:
+            allowed = np.zeros(len(self._scope_code) + 1, dtype=bool)  # [-1] (erased): False
+            allowed[codes] = True
+            if self.ann is None or self.ann.stale(self):
+                self.ann = ClusterIndex.build(self)
+            return self.ann.candidates(self, q, allowed, want)
+        rows = np.concatenate([self._rows(c) for c in codes])
+        return top_rows(rows, self.scores(q, rows), want)
+
+    def _rows(self, code: int) -> np.ndarray:
+        """Row numbers of one scope (cached until rows are added or erased)."""
+        rows = self._rows_cache.get(code)
+        if rows is None:
+            rows = np.flatnonzero(self._scopes[: self.size] == code)
+            self._rows_cache[code] = rows
+        return rows
+
+    def scope_of(self, code: int) -> str:
+        return list(self._scope_code)[code]
+
+    @property
+    def scope_codes(self) -> np.ndarray:
+        """Scope code per row (-1: erased); a view, do not modify."""
+        return self._scopes[: self.size]
+
+    def ram_bytes(self) -> int:
+        """Bytes held by the arrays (capacity, ANN included)."""
+        own = sum(a.nbytes for a in (self._codes, self._scale, self._seqs, self._scopes))
+        return own + (self.ann.ram_bytes() if self.ann is not None else 0)
+
+
+def quantise(vectors: np.ndarray, codec: str = "int8") -> tuple[np.ndarray, np.ndarray]:
+    """(codes, scale) of float32 rows: int8 codes with a per-row scale (max |x| -> 127), or
+    float16 codes with scale 1."""
+    v = np.asarray(vectors, dtype=np.float32)
+    if codec == "float16":
+        return v.astype(np.float16), np.ones(len(v), dtype=np.float32)
+    peak = np.abs(v).max(axis=1) if v.size else np.zeros(len(v), dtype=np.float32)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    return np.rint(v / scale[:, None]).astype(np.int8), scale
+
+
+def top_rows(rows: np.ndarray, scores: np.ndarray, want: int) -> np.ndarray:
+    """The ``want`` rows with the highest scores (unordered)."""
+    if len(rows) <= want:
+        return rows
+    return rows[np.argpartition(-scores, want - 1)[:want]]
+
+
+class IndexView:
+    """A :class:`VectorIndex` read inside one snapshot (``conn``): what the search uses."""
+
+    def __init__(self, index: VectorIndex, conn: sqlite3.Connection, memory_id: str) -> None:
+        self.index, self.conn, self.memory_id = index, conn, memory_id
+
+    def count(self, scopes: Sequence[str]) -> int:
+        return self.index.count(scopes)
 
     def search(self, query: np.ndarray, scopes: Sequence[str], k: int,
                min_score: float = -1.0) -> list[tuple[str, float, str]]:
-        """Top ``k`` (doc id, cosine, scope) among rows of ``scopes`` with cosine >=
-        ``min_score``.
+        """Top ``k`` (doc id, exact cosine, scope) among rows of ``scopes`` with cosine >=
+        ``min_score``, best first.
 
         Args:
             query: float32 ``[dims]``, L2-normalised.
             scopes: the caller's scopes; rows of other scopes are never returned.
             k: how many to return at most.
-            min_score: similarity floor.
+            min_score: similarity floor (on the exact cosine).
         """
-        codes = [self._scope_code[s] for s in scopes if s in self._scope_code]
-        if not codes or self.size == 0 or k < 1:
+        if k < 1 or not scopes:
             return []
-        q = query.astype(np.float32, copy=False)
-        if len(codes) == len(self._scope_code):
-            rows = None
-            scores = self._matrix[: self.size] @ q
-        else:
-            rows = np.concatenate([self._rows(c) for c in codes])
-            if len(rows) * 2 < self.size:  # a small share: gather those rows only
-                scores = self._matrix[rows] @ q
-            else:
-                scores = self._matrix[: self.size] @ q
-                mask = np.zeros(self.size, dtype=bool)
-                mask[rows] = True
-                scores = np.where(mask, scores, -np.inf)
-                rows = None
-        if len(scores) == 0:
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape != (self.index.dims,):
             return []
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        ids = top if rows is None else rows[top]
-        names = list(self._scope_code)  # code -> scope (codes are insertion order)
-        return [(self._doc_ids[i], float(s), names[self._scopes[i]])
-                for i, s in zip(ids, scores[top], strict=True) if s >= min_score]
+        rows = self.index.candidates(q, scopes, RESCORE_FACTOR * k + RESCORE_EXTRA)
+        if len(rows) == 0:
+            return []
+        wanted, hits = set(scopes), []
+        for doc_id, scope, blob in self._fetch(self.index.seqs_of(rows)):
+            if scope in wanted and len(blob) == 4 * self.index.dims:
+                score = float(np.frombuffer(blob, dtype="<f4") @ q)
+                if score >= min_score:
+                    hits.append((doc_id, score, scope))
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        return hits[:k]
 
-    def count(self, scopes: Sequence[str]) -> int:
-        """Rows (documents with a vector) in the scopes."""
-        return sum(len(self._rows(self._scope_code[s])) for s in scopes if s in self._scope_code)
-
-    def _rows(self, code: int) -> np.ndarray:
-        """Row numbers of one scope (cached until rows are added)."""
-        cached = self._rows_cache.get(code)
-        if cached is None or cached[0] != self.size:
-            cached = (self.size, np.flatnonzero(self._scopes[: self.size] == code))
-            self._rows_cache[code] = cached
-        return cached[1]
+    def _fetch(self, seqs: np.ndarray) -> list[tuple[str, str, bytes]]:
+        """(doc id, scope, float32 blob) of the rows with these seqs, in this snapshot."""
+        out: list[tuple[str, str, bytes]] = []
+        ids = [int(s) for s in seqs if s >= 0]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out.extend(self.conn.execute(
+                f"SELECT doc_id, scope, vec FROM vectors WHERE memory_id=? AND seq IN "
+                f"({','.join('?' * len(chunk))}) AND model=?",
+                (self.memory_id, *chunk, self.index.model)).fetchall())
+        return out
 
 
 class VectorCache:
     """The indexes of one store's memories (owned by the store; one per open database)."""
 
-    def __init__(self) -> None:
+    def __init__(self, codec: str = "int8") -> None:
         self._indexes: dict[str, VectorIndex] = {}
         self._lock = threading.Lock()
+        self.codec = codec
 
-    def index_for(self, conn: sqlite3.Connection, memory_id: str) -> VectorIndex | None:
+    def index_for(self, conn: sqlite3.Connection, memory_id: str) -> IndexView | None:
         """The current index of a memory, loading what changed (call inside a read snapshot).
 
         Returns:
@@ -129,17 +276,22 @@ class VectorCache:
         if row is None or row[0] is None:
             self.invalidate(memory_id)
             return None
-        model, dims, seq = row[0], row[1], row[3]
-        epoch = (row[4], row[2])  # a deleted and re-created memory starts a new index
+        model, dims, epoch, seq = row[0], row[1], row[2], row[3]
+        ident = (row[4], model, dims)  # a deleted and re-created memory starts a new index
         with self._lock:
             idx = self._indexes.get(memory_id)
-            if idx is None or (idx.epoch, idx.model, idx.dims) != (epoch, model, dims) \
-                    or idx.seq > seq:
-                idx = VectorIndex(model, dims, epoch)
+            if idx is not None and idx.ident == ident and idx.seq <= seq \
+                    and idx.epoch != epoch:
+                _prune(conn, memory_id, idx)
+                idx.epoch = epoch
+                if idx.size - idx.live > COMPACT_SHARE * max(idx.size, 1):
+                    idx = None
+            if idx is None or idx.ident != ident or idx.seq > seq or idx.epoch != epoch:
+                idx = VectorIndex(model, dims, epoch, ident=ident, codec=self.codec)
                 self._indexes[memory_id] = idx
             if idx.seq < seq:
                 _load(conn, memory_id, idx, seq)
-            return idx
+            return IndexView(idx, conn, memory_id)
 
     def scope_size(self, conn: sqlite3.Connection, memory_id: str,
                    scopes: Sequence[str]) -> int | None:
@@ -156,14 +308,27 @@ class VectorCache:
                 self._indexes.pop(memory_id, None)
 
 
+def _prune(conn: sqlite3.Connection, memory_id: str, idx: VectorIndex) -> int:
+    """Erases from RAM the rows SQLite no longer has (index-only scan of ``vectors_seq``)."""
+    live = np.fromiter((r[0] for r in conn.execute(
+        "SELECT seq FROM vectors WHERE memory_id=? AND seq<=?", (memory_id, idx.seq))),
+        dtype=np.int64)
+    return idx.erase(live)
+
+
 def _load(conn: sqlite3.Connection, memory_id: str, idx: VectorIndex, seq: int) -> None:
-    cur = conn.execute("SELECT doc_id, scope, vec FROM vectors WHERE memory_id=? AND seq>? "
+    """Appends the rows with ``idx.seq < seq``, reserving room for all of them first."""
+    new = conn.execute("SELECT count(*) FROM vectors WHERE memory_id=? AND seq>?",
+                       (memory_id, idx.seq)).fetchone()[0]
+    idx.reserve(new)
+    cur = conn.execute("SELECT seq, scope, vec FROM vectors WHERE memory_id=? AND seq>? "
                        "AND model=? ORDER BY seq", (memory_id, idx.seq, idx.model))
     width = idx.dims * 4
     while True:
-        rows = cur.fetchmany(8192)
+        rows: list[Any] = cur.fetchmany(8192)
         if not rows:
             break
         rows = [r for r in rows if len(r[2]) == width]  # a foreign-width row is never loaded
-        idx.append([r[0] for r in rows], [r[1] for r in rows], b"".join(r[2] for r in rows))
+        vecs = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, idx.dims)
+        idx.append([r[0] for r in rows], [r[1] for r in rows], vecs)
     idx.seq = seq
