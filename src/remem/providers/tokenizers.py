@@ -82,6 +82,12 @@ ENCODINGS: dict[str, EncodingSpec] = {
 SUPPORTED_TOKENIZERS: tuple[str, ...] = tuple(sorted(ENCODINGS))
 
 
+COUNT_CACHE_CHARS = 512
+"""Longest text whose token count is remembered."""
+COUNT_CACHE_MAX = 8192
+"""Token counts remembered per encoding."""
+
+
 class TiktokenTokenizer:
     """A :class:`~remem.ports.Tokenizer` over a ``tiktoken.Encoding``.
 
@@ -95,10 +101,25 @@ class TiktokenTokenizer:
     def __init__(self, encoding: Any) -> None:
         self.name: str = encoding.name
         self._encoding = encoding
+        self._counts: dict[tuple[int, int], int] = {}
 
     def count(self, text: str) -> int:
-        """Number of tokens in ``text`` (``0`` for ``""``)."""
-        return len(self._encoding.encode_ordinary(text))
+        """Number of tokens in ``text`` (``0`` for ``""``).
+
+        Texts of at most :data:`COUNT_CACHE_CHARS` characters (recall lines and headings,
+        counted again by every recall that shows them) are remembered by (hash, length), never
+        by their text: at most :data:`COUNT_CACHE_MAX` of them, then the cache starts over.
+        """
+        if len(text) > COUNT_CACHE_CHARS:
+            return len(self._encoding.encode_ordinary(text))
+        key = (hash(text), len(text))
+        n = self._counts.get(key)
+        if n is None:
+            n = len(self._encoding.encode_ordinary(text))
+            if len(self._counts) >= COUNT_CACHE_MAX:
+                self._counts.clear()
+            self._counts[key] = n
+        return n
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.name!r})"

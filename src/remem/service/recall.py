@@ -45,6 +45,7 @@ from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
 from remem.errors import InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
+from remem.service import query_vectors
 from remem.service.digests import digest_candidates
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 
@@ -135,6 +136,13 @@ class RecallService:
             self._key_cache.update({(model, k): v for k, v in zip(missing, vecs, strict=True)})
         return {k: self._key_cache[(model, k)] for k in keys}
 
+    def _query_vector(self, text: str, recorded: tuple[str | None, int | None]
+                      ) -> Callable[[], Any]:
+        """Starts embedding a query beside the caller (``service.query_vectors``); the
+        returned function waits for the vector (None: the memory has no vectors yet)."""
+        return query_vectors.SHARED.start(
+            recorded, text, lambda t: self.embedding.query_vector(t, recorded))
+
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
                   with_sources: bool, mode: str = "hybrid",
@@ -148,23 +156,30 @@ class RecallService:
         index = self.embedding.index
         named: frozenset[str] = frozenset()
         first: list[tuple[str, str]] | None = None  # reused when no name is stripped
-        if with_sources and "fts" in channels:
-            with index.read(self.ctx.id) as snap:
-                first = snap.fts(query_terms(query), scopes, FETCH)
+        keys: list[tuple[str, str]] | None = None
+        recorded, pending = None, None
+        with index.read(self.ctx.id) as snap:  # full text and keys while the query is embedded
+            if "vector" in channels:
+                recorded = snap.embedding()
+                if recorded[0] is not None:  # else no vectors yet: nothing to embed for
+                    pending = self._query_vector(query, recorded)
+            first = snap.fts(query_terms(query), scopes, FETCH) if "fts" in channels else None
+            if with_sources and first is not None:
                 found = [d for d, _ in first if not is_item_doc(d)]
                 named = named_actors(query, {r["actor"] for r in snap.sources(found).values()
                                              if r["actor"] and r["scope"] in f.scopes})
+            if "key" in channels:
+                keys = snap.key_items(candidate_keys(query), scopes, FETCH)
         search = strip_actors(query, named) if named else query
-        qvec = self.embedding.query_vector(search, self.embedding.recorded()) \
-            if "vector" in channels else None
-        terms = query_terms(search)
+        if pending is not None and search != query:
+            pending = self._query_vector(search, recorded)
+        qvec = pending() if pending is not None else None
         with index.read(self.ctx.id) as snap:
             basis = snap.head_seq()
             fts = first if first is not None and search == query else snap.fts(
-                terms, scopes, FETCH) if "fts" in channels else []
+                query_terms(search), scopes, FETCH) if "fts" in channels else []
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
-            keys = snap.key_items(candidate_keys(query), scopes, FETCH) \
-                if "key" in channels else []
+            keys = keys if keys is not None else []
             fts, hits, promoted = digest_candidates(snap, fts, hits)
             fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],
                           "key": [d for d, _ in keys], **promoted})
@@ -383,15 +398,17 @@ def _visible_items(snap: Any, item_ids: list[str], scope_of: dict[str, str],
         return _with_metadata(snap, eligible_items([recs[i] for i in item_ids if i in recs],
                                                    f), f.where)
     agent = [i for i in item_ids if scope_of.get(i, "").startswith("agent:")]
-    out = _with_metadata(snap, eligible_items(snap.items(agent).values(), f),
-                         f.where) if agent else []
     rest = [i for i in item_ids if not scope_of.get(i, "").startswith("agent:")]
     step, seen = max(limit + 10, 40), 0
+    recs = snap.items(agent + rest[:step])  # one statement for the agent rows and chunk 1
+    wanted = set(agent)
+    out = _with_metadata(snap, eligible_items([r for i, r in recs.items() if i in wanted], f),
+                         f.where) if agent else []
     for start in range(0, len(rest), step):
         if seen >= limit:  # every unloaded candidate ranks below `limit` visible ones
             break
         chunk = rest[start:start + step]
-        recs = snap.items(chunk)
+        recs = recs if start == 0 else snap.items(chunk)
         found = _with_metadata(snap, eligible_items([recs[i] for i in chunk if i in recs], f),
                                f.where)
         out.extend(found)

@@ -1,0 +1,87 @@
+"""Query vectors for recall: embedded beside the full-text and key searches, and remembered.
+
+The query's embedding (about 8.5 ms of CPU for a short query with the bundled model, one
+thread) is the largest single cost of a recall, and it does not depend on the database. So
+recall starts it on a worker thread (:meth:`QueryVectors.start`) and runs its full-text and
+key searches meanwhile; onnxruntime and sqlite3 both release the GIL, so on two cores the
+wall time is about the larger of the two instead of their sum (CPU time is unchanged). The
+vector is the one the caller's thread would compute: same session, same single intra-op
+thread.
+
+Agents repeat queries, so the last :data:`CACHE_MAX` vectors are kept per process, keyed by
+(model id, dimensions, text): the memory's recorded model, which ``compute``
+(``EmbeddingService.query_vector``) checks against the configured embedder.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+CACHE_MAX = 512
+"""Query vectors remembered per process."""
+WORKERS = 4
+"""Threads embedding queries at once (concurrent recalls of a server)."""
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The process's pool; a forked child (a worker process) builds its own."""
+    global _pool
+    pid = os.getpid()
+    with _pool_lock:
+        if _pool is None or _pool[0] != pid:
+            _pool = (pid, ThreadPoolExecutor(WORKERS, thread_name_prefix="remem-query"))
+        return _pool[1]
+
+
+class QueryVectors:
+    """A bounded LRU of query vectors and the thread that computes missing ones."""
+
+    def __init__(self, max_size: int = CACHE_MAX) -> None:
+        self._max = max_size
+        self._cache: OrderedDict[tuple[Any, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def start(self, model: tuple[str | None, int | None], text: str,
+              compute: Callable[[str], Any]) -> Callable[[], Any]:
+        """Begins computing ``compute(text)`` (a float32 vector or None) unless it is cached.
+
+        Returns:
+            A function that waits for the vector and returns it (re-raising what ``compute``
+            raised); None results are returned but not cached.
+        """
+        key = (model, text)
+        with self._lock:
+            vec = self._cache.get(key)
+            if vec is not None:
+                self._cache.move_to_end(key)
+        if vec is not None:
+            return lambda: vec
+        future: Future = _executor().submit(compute, text)
+
+        def wait() -> Any:
+            got = future.result()
+            if got is not None:
+                got.setflags(write=False)  # shared by later recalls of the same text
+                self._put(key, got)
+            return got
+
+        return wait
+
+    def _put(self, key: tuple[Any, str], vec: Any) -> None:
+        with self._lock:
+            self._cache[key] = vec
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+
+
+SHARED = QueryVectors()
+"""The process's query vectors (every memory; the key names the model)."""

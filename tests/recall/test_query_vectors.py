@@ -1,0 +1,80 @@
+"""The query vector is embedded on a worker thread beside the full-text and key searches and
+remembered per (model, text); token counts of short texts are remembered by hash."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from remem.errors import EmbeddingMismatch
+from remem.providers.tokenizers import COUNT_CACHE_MAX, get_tokenizer
+from remem.service.query_vectors import QueryVectors
+
+
+def test_a_query_vector_is_computed_off_the_callers_thread_and_then_remembered():
+    calls: list[str] = []
+
+    def compute(text: str) -> np.ndarray:
+        calls.append(threading.current_thread().name)
+        return np.ones(4, dtype=np.float32)
+
+    qv = QueryVectors()
+    first = qv.start(("m", 4), "hello", compute)()
+    again = qv.start(("m", 4), "hello", compute)()
+    assert len(calls) == 1 and calls[0].startswith("remem-query")
+    assert again is first and not again.flags.writeable
+    qv.start(("other-model", 4), "hello", compute)()
+    assert len(calls) == 2  # another model is another vector
+
+
+def test_errors_reach_the_caller_and_nothing_is_remembered():
+    qv = QueryVectors()
+
+    def fail(text: str) -> np.ndarray:
+        raise EmbeddingMismatch("model changed")
+
+    with pytest.raises(EmbeddingMismatch):
+        qv.start(("m", 4), "q", fail)()
+    calls = []
+    assert qv.start(("m", 4), "q", lambda t: calls.append(t))() is None  # None: not cached
+    assert qv.start(("m", 4), "q", lambda t: calls.append(t))() is None
+    assert calls == ["q", "q"]
+
+
+def test_the_cache_keeps_the_most_recent_queries():
+    qv = QueryVectors(max_size=2)
+    n = []
+
+    def compute(text: str) -> np.ndarray:
+        n.append(text)
+        return np.zeros(2, dtype=np.float32)
+
+    for t in ("a", "b", "a", "c", "a", "b"):
+        qv.start(("m", 2), t, compute)()
+    assert n == ["a", "b", "c", "b"]  # "a" stayed (used again), "b" was evicted by "c"
+
+
+def test_recall_reuses_the_query_vector_of_a_repeated_query(mem, monkeypatch):
+    mem.remember("user:a", "home_city", "Lyon")
+    emb = mem.ctx.embedding
+    real = emb.query_vector
+    seen: list[str] = []
+    monkeypatch.setattr(emb, "query_vector", lambda t, r: (seen.append(t), real(t, r))[1])
+    query = "where does the user live, asked once per test run 7f3a"
+    a = mem.recall(["user:a"], query, budget_tokens=200)
+    b = mem.recall(["user:a"], query, budget_tokens=200)
+    assert seen == [query]
+    assert a.to_json() == b.to_json() and a.items[0].value == "Lyon"
+
+
+def test_cached_token_counts_equal_fresh_ones_and_hold_no_text():
+    tok = get_tokenizer("o200k_base")
+    texts = [f"- likes: \"hiking near quiet lakes {i}\" (preference, 2024-01-01)"
+             for i in range(50)] + ["user:alice", "", "x" * 600]
+    first = [tok.count(t) for t in texts]
+    assert [tok.count(t) for t in texts] == first
+    assert first == [len(tok._encoding.encode_ordinary(t)) for t in texts]
+    assert all(isinstance(k[0], int) for k in tok._counts)  # (hash, length): no text kept
+    assert len(tok._counts) <= COUNT_CACHE_MAX
