@@ -313,8 +313,9 @@ class SearchSnapshot:
 
         Expected matches = rows x lexeme frequency x the scopes' share, all from the planner
         statistics of the memory's partition (``pg_stats``: most common lexemes and scopes;
-        a catalog read, no scan, reused for :data:`STATS_TTL_S`). Terms or scopes the statistics do not list count as rare,
-        so a memory without statistics yet keeps every term.
+        a catalog read, no scan, reused for :data:`STATS_TTL_S`). Terms or scopes the
+        statistics do not list count as rare, so a memory without statistics yet keeps every
+        term.
 
         Returns:
             (kept terms, estimated share of the partition's rows in the scopes; 0.0 unknown).
@@ -343,7 +344,9 @@ class SearchSnapshot:
             return hit[1]
         mno = self.conn.execute("SELECT mno FROM memories WHERE memory_id = %s",
                                 (self.memory_id,)).fetchone()
-        rel = partition_name("search_docs", mno["mno"]) if mno else ""
+        if mno is None:
+            return None
+        rel = partition_name("search_docs", mno["mno"])
         rows = self.conn.execute(
             "SELECT c.reltuples, s.attname, s.most_common_elems::text::text[] AS elems, "
             "s.most_common_elem_freqs AS elem_freqs, s.most_common_vals::text::text[] AS vals, "
