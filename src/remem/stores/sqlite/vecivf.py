@@ -1,4 +1,4 @@
-"""Inverted-file ANN over the quantised rows of a :class:`~remem.stores.sqlite.vecindex.VectorIndex`.
+"""Inverted-file ANN over the quantised rows of a ``vecindex.VectorIndex``.
 
 Rows are grouped into ``lists`` around centroids found by spherical k-means on a sample of the
 rows; a query scores the centroids, takes the rows of the nearest lists (filtered to the
