@@ -1,8 +1,9 @@
 """``remem bench vecindex``: the SQLite vector index alone, at 100k and 1M rows.
 
 For each size a SQLite file gets ``n`` random-but-clustered 384-d unit vectors (2,000 topics,
-``n / 40`` subtopics; see :func:`chunks`; spread uniformly over ``scopes`` user scopes) through the search writer (``put_vectors``: no decision, no ledger,
-no text). Then, in a fresh process per codec (so RSS is the index's own):
+``n / 40`` subtopics; see :func:`chunks`; spread uniformly over ``scopes`` user scopes)
+through the search writer (``put_vectors``: no decision, no ledger, no text). Then, in a fresh
+process per codec (so RSS is the index's own):
 
 - **load**: seconds and RSS growth to build the in-RAM index from SQLite; the index's own
   arrays (``index_mb``);
@@ -36,11 +37,10 @@ import remem
 
 DIMS, MODEL, MEMORY = 384, "bench-clustered-384", "vecbench"
 CHUNK = 20_000
-COLUMNS = [("items", "items"), ("codec", "codec"), ("load_s", "load s"),
-           ("index_mb", "index MB"), ("rss_growth_mb", "RSS +MB"), ("peak_rss_mb", "peak RSS MB"),
-           ("scope_p50_ms", "1 scope p50"), ("scope_p95_ms", "p95"),
-           ("scope_cpu_p95_ms", "cpu p95"), ("scope_recall_at_10", "R@10"),
-           ("all_p50_ms", "all p50"), ("all_p95_ms", "p95"), ("all_cpu_p95_ms", "cpu p95"),
+COLUMNS = [("items", "items"), ("codec", "codec"), ("index_mb", "index MB"),
+           ("load_s", "load s"), ("scope_cpu_p50_ms", "1 scope CPU p50 ms"),
+           ("scope_cpu_p95_ms", "p95"), ("scope_recall_at_10", "R@10"),
+           ("all_cpu_p50_ms", "all scopes CPU p50 ms"), ("all_cpu_p95_ms", "p95"),
            ("all_recall_at_10", "R@10"), ("ann_build_s", "ANN build s")]
 
 
