@@ -336,7 +336,8 @@ class _Importer:
         for c, (f, st) in zip(cands, facts, strict=True):
             x = f.fact
             attrs = FactAttrs(x.fact_type if x.fact_type != type_of_kind(x.kind) else None,
-                              self._own_blob(x.content_ref), x.size_bytes if x.content_ref else None,
+                              self._own_blob(x.content_ref),
+                              x.size_bytes if x.content_ref else None,
                               x.content_hash if x.content_ref else None)
             cached = parse_cached_source(f.source) if f.source is not None else None
             reqs.append(WriteRequest(
