@@ -25,7 +25,6 @@ def _run(tmp_path, *args: str, mode: int = 0o600) -> dict:
     return json.loads(r.stderr.strip().splitlines()[-1])
 
 
-@pytest.mark.xfail(strict=True, reason="next_action is the slot advice for command-line errors")
 @pytest.mark.parametrize("case", ["url", "secrets_file"])
 def test_a_command_line_error_gets_a_next_action_about_the_command_line(tmp_path, case):
     if case == "url":

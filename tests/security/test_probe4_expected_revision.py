@@ -23,8 +23,6 @@ def _item(probe: Probe, key: str) -> str:
         "scope": "user:alice", "key": key, "value": "first"})["item_id"]
 
 
-@pytest.mark.xfail(strict=True, reason="expected_revision is a lax int: '1', true and 1.0 "
-                   "pass as 1; fix: StrictInt in CorrectIn and SlotForgetIn")
 @pytest.mark.parametrize("given", ["1", True, 1.0])
 def test_a_correction_guard_that_is_not_an_integer_is_refused(probe, given):
     item = _item(probe, "employer")
@@ -34,8 +32,6 @@ def test_a_correction_guard_that_is_not_an_integer_is_refused(probe, given):
     assert probe.ok("aw", "GET", f"/memory/m1/items/{item}")["status"] == "current"
 
 
-@pytest.mark.xfail(strict=True, reason="a revision past 2**53 is blamed on 'value'; fix: "
-                   "le=2**53-1 on expected_revision")
 def test_a_huge_expected_revision_is_blamed_on_itself(probe):
     item = _item(probe, "diet")
     r = probe.call("aw", "PUT", f"/memory/m1/items/{item}",

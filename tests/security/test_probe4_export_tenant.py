@@ -29,9 +29,6 @@ def test_an_export_by_a_token_names_the_memorys_own_tenant(probe):
             if isinstance(json.loads(x).get("scope"), dict)} == {"acme"}
 
 
-@pytest.mark.xfail(strict=True, reason="export's ?tenant= relabels every record for any "
-                   "token; fix: Memory.export_log_facts refuses a tenant other than the "
-                   "memory's own unless the principal is the owner (403 permission_denied)")
 @pytest.mark.parametrize("tenant", ["globex", "nosuchtenant"])
 def test_a_token_cannot_label_its_export_as_another_tenant(probe, tenant):
     r = probe.call("root", "GET", f"/memory/m1/export?tenant={tenant}")

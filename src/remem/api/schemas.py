@@ -119,9 +119,14 @@ class RefreshOut(_Out):
     reason: str | None = None
 
 
+MAX_REVISION = 2**53 - 1
+"""The largest revision a request may name (the largest integer JSON carries exactly)."""
+
+
 class CorrectIn(_In):
     value: Any = Field(description="The corrected JSON value.")
-    expected_revision: int = Field(ge=0, description="The key's revision as last read; a "
+    expected_revision: StrictInt = Field(ge=0, le=MAX_REVISION, description="The key's "
+                                         "revision as last read; a "
                                    "different current revision gives 409 revision_mismatch.")
     kind: str | None = Field(default=None, max_length=32)
     source: SourceIn | None = None

@@ -99,13 +99,30 @@ def out(obj: Any) -> None:
     sys.stdout.write(json_text(obj) + "\n")
 
 
+OPTION_ACTIONS = {
+    "url": "Pass a loopback origin with --url, e.g. http://127.0.0.1:8080.",
+    "secrets_file": "Make the credential file private (chmod 600) and owned by you, or pass "
+                    "another with --secrets-file.",
+    "namespace": "Pass --namespace with the memory id.",
+    "scope": "Pass --scope with an entity handle.",
+}
+"""The fixed next action for an invalid command-line option (by the error's ``field``)."""
+
+
+def _next_action(exc: RememError) -> str:
+    """The fixed next action: by the option at fault, else by the error code."""
+    field = (exc.to_dict().get("details") or {}).get("field")
+    if exc.code == "invalid_input" and field in OPTION_ACTIONS:
+        return OPTION_ACTIONS[field]
+    return NEXT_ACTIONS.get(exc.code, "Inspect the slot, review, then retry.")
+
+
 def fail(exc: RememError, code: int = 1) -> None:
     """A typed failure on stderr: code, message, field/index details, the fixed next action.
     No credentials or input text: the messages are remem's, and no value is echoed."""
     from remem.cli.output import json_text
 
-    body = {"error": exc.to_dict(), "next_action": NEXT_ACTIONS.get(
-        exc.code, "Inspect the slot, review, then retry.")}
+    body = {"error": exc.to_dict(), "next_action": _next_action(exc)}
     sys.stderr.write(json_text(body, indent=None) + "\n")
     raise typer.Exit(code)
 

@@ -109,6 +109,15 @@ class Guard:
                                    role=self.principal.role.value,
                                    subject=self.principal.subject)
 
+    def label_tenant(self, tenant: str | None, own_tenant: str | None) -> None:
+        """An export may name a tenant other than the memory's own only for the owner (the
+        embedding program restoring or migrating data); a token's export is its tenant's."""
+        if tenant is not None and tenant != own_tenant and not self.principal.is_owner:
+            raise PermissionDenied("Only the embedding program may label an export with "
+                                   "another tenant; leave tenant out.",
+                                   role=self.principal.role.value,
+                                   subject=self.principal.subject)
+
     def listing_scope(self, scope: str | None) -> str | None:
         """The scope a listing is narrowed to: the subject's own when none is given."""
         if scope is None:

@@ -478,13 +478,15 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         it out: the tombstones then cannot block the claims in another database).
 
         Raises:
-            PermissionDenied: the caller is not the owner or a memory-wide admin.
+            PermissionDenied: the caller is not the owner or a memory-wide admin, or a
+                token names a tenant other than the memory's own.
             InvalidInput: a bad ``tenant``.
         """
         from remem.service.logfacts_io import export_lines
 
         self.guard.manage("export the memory")
         _check_tenant(tenant)
+        self.guard.label_tenant(tenant, self.ctx.store.memory_tenant(self.ctx.id))
         return export_lines(self.ctx, tenant=tenant, progress=progress, claim_key=claim_key)
 
     def export_log_facts_to(self, out: Any, *, tenant: str | None = None,
@@ -495,6 +497,7 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
 
         self.guard.manage("export the memory")
         _check_tenant(tenant)
+        self.guard.label_tenant(tenant, self.ctx.store.memory_tenant(self.ctx.id))
         return export_to(self.ctx, out, tenant=tenant, progress=progress, claim_key=claim_key)
 
     def import_log_facts(self, path: Any, *, progress: Any = None) -> Any:

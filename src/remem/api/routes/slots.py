@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from remem.api.auth import Caller
 from remem.api.routing import make_router
-from remem.api.schemas import ErasureReportOut
+from remem.api.schemas import MAX_REVISION, ErasureReportOut
 
 router = make_router(["memory"], prefix="/memory/{memory_id}/slots")
 
@@ -37,7 +37,7 @@ class SlotContextIn(_In):
 
 
 class SlotForgetIn(_In):
-    expected_revision: int = Field(ge=0)
+    expected_revision: StrictInt = Field(ge=0, le=MAX_REVISION)
     scope: str | None = Field(default=None, max_length=128)
 
 
