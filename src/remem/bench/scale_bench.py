@@ -14,6 +14,11 @@ Measured per size:
   chunk are embedded in one model call (``prime``) and each item is still its own
   ``remember`` transaction. Which path ran is recorded (``batch_api``), and the embedding and
   write shares are timed apart.
+- **text pool**: with ``pool`` (the CLI's ``--text-pool``, 20,000 by default) the pool's
+  vectors are embedded once per run and cached in the out dir (``pool-<digest>.npy``, the
+  digest over model id, dimensions and texts); every size's process loads them
+  (``pool_vectors``: "embedded" or "loaded from cache"). A long size logs a progress line per
+  ~5% of its items (rate, wall and CPU seconds).
 - **write throughput, single**: the last ``single_sample`` items, into the nearly full memory,
   one ``remember`` per transaction, each embedding its own text (one model call per item):
   what an agent writing one fact at a time gets at that size.

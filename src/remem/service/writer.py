@@ -121,7 +121,11 @@ class Writer:
         """Decides and commits requests in order, all in ONE transaction (batched intake).
 
         Each request still goes through the one decision against the state its predecessors
-        left; a failure rolls back the whole batch (nothing half-applied).
+        left; a failure rolls back the whole batch (nothing half-applied). This is the bulk
+        load path: a batch's ledger, label and payload rows are inserted together at the end
+        of the transaction (``defer_inserts``/``flush``: PostgreSQL ``COPY``s the ledger), and
+        the events, hashes and rows are byte-identical to writing the requests one at a time
+        (``tests/contract/test_bulk_write_identity.py``).
         """
         for req in reqs:
             for hook in self.before_write:

@@ -24,6 +24,11 @@ from remem.stores.sql.rows import UPSERT_ITEM, item_to_row, row_to_item
 
 _INSERT_EVENT = ("INSERT INTO ledger(memory_id, seq, type, data, actor, at, prev_hash, hash) "
                  "VALUES ")
+#: A key's revision, cardinality and tombstones in one statement (by label refs).
+_KEY_ROWS = ("SELECT 'r' AS t, revision AS a, NULL AS b FROM key_revisions WHERE memory_id=? "
+             "AND scope=? AND key=? UNION ALL SELECT 'c', cardinality, on_change FROM keys "
+             "WHERE memory_id=? AND key=? UNION ALL SELECT 't', claim_id, NULL FROM tombstones "
+             "WHERE memory_id=? AND scope=? AND key=?")
 #: Ledger rows per INSERT statement (8 parameters each: under SQLite's 32,766 and
 #: PostgreSQL's 65,535 parameters).
 _ROWS_PER_INSERT = 1000
@@ -196,17 +201,13 @@ class SqlUnitOfWork:
         for row in self._x(*items).fetchall():
             rec = row_to_item(row)
             p.items[rec.item_id] = rec
-        row = self._x("SELECT revision FROM key_revisions WHERE memory_id=? AND scope=? AND "
-                      "key=?", (m, sref, kref)).fetchone()
-        if row:
-            p.keys[(sref, kref)] = KeyRecord(sref, kref, row["revision"])
-        row = self._x("SELECT cardinality, on_change FROM keys WHERE memory_id=? AND key=?",
-                      (m, kref)).fetchone()
-        if row:
-            p.cardinality[kref] = (row["cardinality"], row["on_change"])
-        for r in self._x("SELECT claim_id FROM tombstones WHERE memory_id=? AND scope=? AND "
-                         "key=?", (m, sref, kref)).fetchall():
-            p.tombstones.add((sref, kref, r["claim_id"]))
+        for r in self._x(_KEY_ROWS, (m, sref, kref, m, kref, m, sref, kref)).fetchall():
+            if r["t"] == "r":
+                p.keys[(sref, kref)] = KeyRecord(sref, kref, r["a"])
+            elif r["t"] == "c":
+                p.cardinality[kref] = (r["a"], r["b"])
+            else:
+                p.tombstones.add((sref, kref, r["a"]))
         return p
 
     def item_key(self, item_id: str) -> tuple[str, str] | None:
