@@ -108,6 +108,24 @@ C (main 74d4a0f)            0.606/0.714 0.719/0.814 0.140/0.256 0.889/0.968 0.27
 **J digests 6/3** [C]       0.671/0.762 0.775/0.866 0.140/0.279 0.905/0.952 0.455/0.545 0.763/0.886
 =========================== =========== =========== =========== =========== =========== ===========
 
+All five conversations (760 questions), same run order:
+
+=========================== =========== =========== =========== =========== =========== ===========
+lever                       R@5         R@10        multi-hop   temporal    open-domain single-hop
+=========================== =========== =========== =========== =========== =========== ===========
+C (main 74d4a0f)            0.593/0.728 0.696/0.816 0.162/0.254 0.782/0.840 0.205/0.386 0.711/0.825
+**J digests 6/3**           0.658/0.778 0.743/0.854 0.162/0.275 0.808/0.846 0.341/0.409 0.804/0.900
+=========================== =========== =========== =========== =========== =========== ===========
+
+R@10 "all" per conversation, C -> J: 0.713 -> 0.767, 0.728 -> 0.790, 0.743 -> 0.763,
+0.638 -> 0.668, 0.691 -> 0.770 (every one gains; no category loses). Cost: one more embedding
+per three turns at intake (a six-turn text) and a third more documents in the index. Measured
+at 10,000 synthetic turns (a 60-word vocabulary: every digest matches nearly every query term,
+the worst case for full text), recall CPU p50 25.5 -> 39.5 ms in one run (expanding digests
+into channels is ~1 ms of it; the rest is full text and vectors over 3,300 more, longer
+documents), and observe_many CPU 92 -> 284 s for the 10,000 turns. Not yet tried: digests in
+vectors only, or full-text terms capped per digest.
+
 Adopted: digests (J). Not adopted, and why:
 
 - *entity channel* (K: the turns that mention a capitalised word of the question other than a
