@@ -16,7 +16,7 @@ def _lexical(mem, query: str) -> list[str]:
 
 def test_digests_promote_and_are_erased_with_their_turns(remem_store, raw_sql,
                                                          database_bytes):
-    mem = remem_store.create_memory("m1")
+    mem = remem_store.create_memory("m1", {"digests": True})
     _observe(mem)
     assert "t3" in _lexical(mem, QUESTION)  # promoted by its window's digest
     assert raw_sql("UPDATE search_docs SET doc_type='digest' WHERE doc_type='digest'") == 2

@@ -75,9 +75,27 @@ def test_promoted_lists_the_best_digests_turns_first_by_similarity():
 def test_observing_a_run_indexes_a_digest_per_completed_window(tmp_path, local_embedder):
     db = tmp_path / "m.db"
     store = remem.open(db)
-    _observe(store.create_memory("m1"))
+    _observe(store.create_memory("m1", {"digests": True}))
     store.close()
     assert _digests(db) == {digest_doc_id("r1", 0): S, digest_doc_id("r1", 1): S}
+    assert _digest_vectors(db) == set(_digests(db))
+
+
+def test_digests_are_off_unless_the_memory_turns_them_on(tmp_path, local_embedder):
+    """Opt-in: a memory without ``{"digests": true}`` indexes none at intake or on rebuild,
+    and the same memory with it indexes them on the next rebuild and reembed."""
+    db = tmp_path / "m.db"
+    store = remem.open(db)
+    mem = store.create_memory("m1")
+    _observe(mem)
+    store.rebuild("m1")
+    mem.reembed()
+    assert _digests(db) == {} and _digest_vectors(db) == set()
+    store.memory("m1").replace_config({"digests": True})
+    store.rebuild("m1")
+    store.memory("m1").reembed()
+    store.close()
+    assert set(_digests(db)) == {digest_doc_id("r1", 0), digest_doc_id("r1", 1)}
     assert _digest_vectors(db) == set(_digests(db))
 
 
@@ -85,7 +103,7 @@ def test_a_digest_promotes_a_turn_worded_unlike_the_question(tmp_path, local_emb
     """Lexical recall: no word of the answer turn is in the question, so without digests it
     is no candidate at all; its window shares the question's words and promotes it."""
     store = remem.open(tmp_path / "m.db")
-    mem = store.create_memory("m1")
+    mem = store.create_memory("m1", {"digests": True})
     _observe(mem)
     r = mem.recall([S], "Which brother gave camping gear?", mode="lexical", limit=10,
                    budget_tokens=2000)
@@ -100,7 +118,7 @@ def test_forgetting_a_turn_erases_every_digest_that_contained_it(tmp_path, local
 
     db = tmp_path / "m.db"
     store = remem.open(db)
-    mem = store.create_memory("m1")
+    mem = store.create_memory("m1", {"digests": True})
     _observe(mem)
     _observe(mem, [("Cy", "unrelated turn number %d" % i) for i in range(9)], run="r2",
              prefix="u")

@@ -243,7 +243,8 @@ def _timed(fn: Callable[[], list[str]]) -> tuple[list[str], float]:
 
 def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
                           runs: dict[str, SystemRun], embed: Callable[[list[str]], Any],
-                          progress: Progress | None = None) -> dict[str, Any]:
+                          progress: Progress | None = None, digests: bool = True
+                          ) -> dict[str, Any]:
     """Ingests one conversation into a fresh memory, asks every scorable question of the three
     systems, appends to ``runs``; returns this conversation's ingest and truncation stats."""
     path = db_dir / f"{conv.sample_id}.db"
@@ -251,7 +252,7 @@ def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
         old.unlink()
     store = remem.open(path, derive="worker")  # same work as inline, timed apart
     try:
-        mem = store.create_memory(MEMORY_ID)
+        mem = store.create_memory(MEMORY_ID, {"digests": digests})
         observe_s, derive_s = ingest(mem, conv, progress)
         items = sum(mem.status()["items"].values())
         bm25 = BM25Baseline(conv.turns)
@@ -286,7 +287,8 @@ def _timed_recall(mem: Any, scope: str, query: str, budget: int, limit: int
 
 def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
                out_dir: Path = Path("bench-out/locomo"), limit_conversations: int | None = None,
-               progress: Progress | None = None, keep_db: bool = False) -> dict[str, Any]:
+               progress: Progress | None = None, keep_db: bool = False,
+               digests: bool = True) -> dict[str, Any]:
     """Runs the benchmark and writes ``results.json``, ``per_question.jsonl`` and
     ``recall.png`` into ``out_dir``.
 
@@ -297,6 +299,8 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
         limit_conversations: only the first N conversations.
         progress: ingest progress callback.
         keep_db: keep the per-conversation SQLite files.
+        digests: build the memories with ``{"digests": true}`` (conversation-window digests,
+            opt-in per memory; the recommended setting for conversation memories).
 
     Returns:
         The results document (see :func:`results_document`).
@@ -317,13 +321,15 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
     runs = {name: SystemRun(name) for name in SYSTEMS}
     ingest_stats = IngestStats()
     for conv in convs:
-        row = evaluate_conversation(conv, db_dir, ks, runs, embedder.embed_batch, progress)
+        row = evaluate_conversation(conv, db_dir, ks, runs, embedder.embed_batch, progress,
+                                    digests)
         ingest_stats.turns += row["turns"]
         ingest_stats.seconds += row["ingest_s"]
         ingest_stats.per_conversation.append(row)
     if not keep_db:
         shutil.rmtree(db_dir, ignore_errors=True)
     doc = results_document(dataset, convs, ks, runs, ingest_stats)
+    doc["memory_config"] = {"digests": digests}
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     with (out_dir / "per_question.jsonl").open("w", encoding="utf-8") as fh:
         for name, r in runs.items():

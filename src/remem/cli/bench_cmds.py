@@ -42,6 +42,8 @@ def register(app: typer.Typer) -> None:
             help="Only the first N conversations.")] = None,
         keep_db: Annotated[bool, typer.Option(help="Keep the per-conversation SQLite files "
                                                    "(OUT/db).")] = False,
+        digests: Annotated[bool, typer.Option(
+            help="Memories with conversation-window digests ({\"digests\": true}).")] = True,
     ) -> None:
         """Evidence recall@k on LoCoMo: remem vs BM25 vs dense-only, with cost."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -71,7 +73,7 @@ def register(app: typer.Typer) -> None:
 
                 doc = run_locomo(path, ks=ks, out_dir=out,
                                  limit_conversations=limit_conversations, progress=progress,
-                                 keep_db=keep_db)
+                                 keep_db=keep_db, digests=digests)
             if STATE.json:
                 emit(doc)
                 return

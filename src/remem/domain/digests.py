@@ -155,3 +155,15 @@ def promoted(digests: Sequence[str], members: Mapping[str, Sequence[str]],
                 seen.add(sid)
                 out.append(sid)
     return out
+
+
+#: Digests are opt-in per memory (``{"digests": true}``): they lift conversation recall (LoCoMo
+#: R@10 "all" 0.696 -> 0.743) but embed one extra, six-turn text per three turns at intake
+#: and add full-text and vector documents every recall searches.
+DEFAULT_DIGESTS = False
+
+
+def digests_enabled(config: Mapping[str, Any]) -> bool:
+    """Whether a memory indexes digests of its conversation windows (its config's
+    ``digests``)."""
+    return bool(config.get("digests", DEFAULT_DIGESTS))

@@ -82,6 +82,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "consolidation_interval_hours": {"type": "number", "minimum": 0},
         "occurrences": {"type": "boolean"},
+        "digests": {"type": "boolean"},
         "extraction": _MODEL_SPEC,
         "judge": _MODEL_SPEC,
     },

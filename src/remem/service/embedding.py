@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from remem.domain.digests import digests_enabled
+
 from remem.domain.events import Event, EventType
 from remem.domain.textindex import content_hash as _content_hash
 from remem.domain.textindex import item_text
@@ -192,7 +194,8 @@ class EmbeddingService:
         """
         e = self.embedder
         with self.index.read(self.ctx.id) as snap:
-            todo = _stale(snap.embedding_docs(), {} if force else snap.vector_hashes(),
+            todo = _stale(snap.embedding_docs(digests_enabled(self.ctx.config)),
+                          {} if force else snap.vector_hashes(),
                           e.model_id)
         texts = list(dict.fromkeys(todo.values()))
         computed: dict[str, np.ndarray] = {}
@@ -215,7 +218,7 @@ class EmbeddingService:
         with self.ctx.store.unit_of_work(self.ctx.id) as uow:
             snap = self.index.in_transaction(uow)
             before = snap.embedding()
-            docs = snap.embedding_docs()
+            docs = snap.embedding_docs(digests_enabled(self.ctx.config))
             stale = _stale(docs, {} if force else snap.vector_hashes(), model)
             late = [t for t in stale.values() if _content_hash(t) not in computed]
             if late:

@@ -417,6 +417,7 @@ def _insert_entry(ctx: Any, row: dict[str, Any]) -> None:
     from remem.domain.textindex import content_hash
     from remem.service.writer import append_events
     from remem.domain.sourcelog import source_doc_id
+    from remem.domain.digests import digests_enabled
     from remem.service.digests import index_digests
 
     index = ctx.sources.embedding.index
@@ -433,7 +434,8 @@ def _insert_entry(ctx: Any, row: dict[str, Any]) -> None:
             w.index_text(doc, "source", row["scope"], text)
             ctx.sources.embedding.store_vectors(
                 w, [(doc, "source", row["scope"], content_hash(text), vec)])
-            index_digests(ctx.sources.embedding, w, [row])  # windows it completes
+            if digests_enabled(ctx.config):
+                index_digests(ctx.sources.embedding, w, [row])  # windows it completes
         head, _ = uow.head()
         append_events(uow, [Event(EventType.SOURCE_RECORDED, {
             "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],

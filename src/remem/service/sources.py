@@ -48,6 +48,7 @@ from remem.domain.sourcelog import (
 from remem.domain.textindex import content_hash
 from remem.domain.timefmt import to_iso
 from remem.errors import IdempotencyConflict, InvalidInput
+from remem.domain.digests import digests_enabled
 from remem.service.digests import index_digests
 from remem.service.recall_results import SourceReceipt
 from remem.service.writer import append_events
@@ -229,7 +230,8 @@ class SourceService:
         w.insert_source(row)
         if vec is not None:
             index_sources(self.embedding, w, [(row, vec)])
-            index_digests(self.embedding, w, [row])
+            if digests_enabled(self.ctx.config):
+                index_digests(self.embedding, w, [row])
         head, _ = uow.head()
         stored = append_events(uow, [Event(EventType.SOURCE_RECORDED, {
             "source_id": row["source_id"], "run_id": row["run_id"], "scope": row["scope"],
@@ -292,7 +294,8 @@ class SourceService:
                 indexed.append((row, vec_of[i]))
                 out.append(_receipt(row, seq, replayed=False))
             index_sources(self.embedding, w, indexed)
-            index_digests(self.embedding, w, [row for row, _ in indexed])
+            if digests_enabled(self.ctx.config):
+                index_digests(self.embedding, w, [row for row, _ in indexed])
             if then is not None:
                 then(uow, out)
         return out

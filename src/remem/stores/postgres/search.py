@@ -517,8 +517,9 @@ class SearchSnapshot:
                                 (self.memory_id, activation_id, scopes, params)).fetchone()
         return row["text"] if row else None
 
-    def embedding_docs(self) -> list[tuple[str, str, str, str]]:
-        """Every document that carries a vector: ``(doc_id, doc_type, scope, text)``."""
+    def embedding_docs(self, digests: bool = True) -> list[tuple[str, str, str, str]]:
+        """Every document that carries a vector: ``(doc_id, doc_type, scope, text)``;
+        ``digests``: with the memory's conversation-window digests."""
         out = []
         for r in self.conn.execute(
                 "SELECT i.item_id, i.scope, i.key, p.value, p.quote FROM items i JOIN payloads p "
@@ -530,6 +531,8 @@ class SearchSnapshot:
                                    "memory_id=%s AND text IS NOT NULL ORDER BY source_id "
                                    'COLLATE "C"', (self.memory_id,)):
             out.append((source_doc_id(r["source_id"]), DOC_SOURCE, r["scope"], r["text"]))
+        if not digests:
+            return out
         rows = self.conn.execute("SELECT run_id, sequence, scope, text FROM sources WHERE "
                                  "memory_id=%s", (self.memory_id,)).fetchall()
         out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(rows))
@@ -568,12 +571,12 @@ class PostgresSearchIndex:
         """Index writes in a unit of work's transaction."""
         return SearchWriter(uow, self.known_indexes)
 
-    def rebuild_text(self, memory_id: str) -> int:
+    def rebuild_text(self, memory_id: str, digests: bool = True) -> int:
         """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
-        stay); returns documents indexed."""
+        stay), with its digests when ``digests``; returns documents indexed."""
         with self.store.unit_of_work(memory_id) as uow:
             uow.conn.execute("DELETE FROM search_docs WHERE memory_id=%s", (memory_id,))
-            docs = SearchSnapshot(uow.conn, memory_id).embedding_docs()
+            docs = SearchSnapshot(uow.conn, memory_id).embedding_docs(digests)
             with uow.conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO search_docs(memory_id, doc_id, doc_type, scope, tsv) "

@@ -391,4 +391,7 @@ class SqlStore:
 
     def rebuild_extras(self, memory_id: str) -> None:
         """Rebuilds the full-text rows from payloads and sources (vectors stay)."""
-        self.search_index.rebuild_text(memory_id)  # type: ignore[attr-defined]
+        from remem.domain.digests import digests_enabled
+
+        self.search_index.rebuild_text(  # type: ignore[attr-defined]
+            memory_id, digests=digests_enabled(self.memory_config(memory_id)))

@@ -304,8 +304,9 @@ class SearchSnapshot:
                                 (self.memory_id, activation_id, scopes, params)).fetchone()
         return row[0] if row else None
 
-    def embedding_docs(self) -> list[tuple[str, str, str, str]]:
-        """Every document that carries a vector: ``(doc_id, doc_type, scope, text)``."""
+    def embedding_docs(self, digests: bool = True) -> list[tuple[str, str, str, str]]:
+        """Every document that carries a vector: ``(doc_id, doc_type, scope, text)``;
+        ``digests``: with the memory's conversation-window digests."""
         out = []
         for r in self.conn.execute(
                 "SELECT i.item_id, i.scope, i.key, p.value, p.quote FROM items i JOIN payloads p "
@@ -316,6 +317,8 @@ class SearchSnapshot:
                                    "memory_id=? AND text IS NOT NULL ORDER BY source_id",
                                    (self.memory_id,)):
             out.append((source_doc_id(r[0]), DOC_SOURCE, r[1], r[2]))
+        if not digests:
+            return out
         rows = self.conn.execute("SELECT run_id, sequence, scope, text FROM sources WHERE "
                                  "memory_id=?", (self.memory_id,)).fetchall()
         out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(
@@ -362,15 +365,15 @@ class SQLiteSearchIndex:
         """Index writes in a unit of work's transaction."""
         return SearchWriter(uow.conn, uow.memory_id)
 
-    def rebuild_text(self, memory_id: str) -> int:
+    def rebuild_text(self, memory_id: str, digests: bool = True) -> int:
         """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
-        stay); returns documents indexed."""
+        stay), with its digests when ``digests``; returns documents indexed."""
         with self.store._tx() as conn:
             conn.execute("DELETE FROM search_fts WHERE rowid IN (SELECT rowid FROM search_docs "
                          "WHERE memory_id=?)", (memory_id,))
             conn.execute("DELETE FROM search_docs WHERE memory_id=?", (memory_id,))
             w = SearchWriter(conn, memory_id)
-            docs = SearchSnapshot(conn, memory_id, self.cache).embedding_docs()
+            docs = SearchSnapshot(conn, memory_id, self.cache).embedding_docs(digests)
             for doc_id, doc_type, scope, text in docs:
                 w.index_text(doc_id, doc_type, scope, text)
         return len(docs)
