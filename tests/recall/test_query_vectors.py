@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from remem.errors import EmbeddingMismatch
+from remem.providers.registry import ProviderRegistry
 from remem.providers.tokenizers import COUNT_CACHE_MAX, get_tokenizer
 from remem.service.query_vectors import QueryVectors
 
@@ -67,6 +68,20 @@ def test_recall_reuses_the_query_vector_of_a_repeated_query(mem, monkeypatch):
     b = mem.recall(["user:a"], query, budget_tokens=200)
     assert seen == [query]
     assert a.to_json() == b.to_json() and a.items[0].value == "Lyon"
+
+
+def test_a_remembered_query_vector_never_hides_a_model_change(mem, rstore, remote_service):
+    url, _ = remote_service
+    mem.remember("user:a", "home_city", "Paris")
+    query = "home city, asked before the model changed 91c2"
+    # limit 1: the item is found by text, so no key vectors are embedded (they check too)
+    assert mem.recall(["user:a"], query, budget_tokens=200, limit=1).items  # vector kept
+    rstore.providers = ProviderRegistry.from_mapping({"bow": {"type": "openai",
+                                                              "base_url": url}})
+    rstore.update_config("m1", {"embedding": {"provider": "bow", "model": "bag-of-words",
+                                              "dimensions": 64}})
+    with pytest.raises(EmbeddingMismatch):
+        rstore.memory("m1").recall(["user:a"], query, budget_tokens=200, limit=1)
 
 
 def test_cached_token_counts_equal_fresh_ones_and_hold_no_text():

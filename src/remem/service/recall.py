@@ -8,9 +8,12 @@ caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIM
 *eligible* set; when fewer than the limit are items, :func:`small_scope_floor` adds the best
 remaining live items of the scopes (and ranks a small scope set by meaning). Agent-scope rules
 among them are required (``constraints``) and ranked first. :mod:`remem.domain.render` packs
-the eligible set under the budget; ``truncated`` says whether any of it was left out. Every
-read happens in one snapshot; recall never writes. The query is embedded before the snapshot
-opens (a small scope set's key vectors may be embedded in it once, then cached).
+the eligible set under the budget; ``truncated`` says whether any of it was left out. Recall
+never writes. The query is embedded on a worker thread (:mod:`remem.service.query_vectors`)
+while a first snapshot reads the model, the full-text and key candidates and the speakers;
+every row a result shows (items, payloads, sources, refs) and ``basis_seq`` come from the
+second snapshot, opened once the vector is there (a small scope set's key vectors may be
+embedded in it once, then cached).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from remem.domain.recall import (
 from remem.domain.sourcelog import is_item_doc
 from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
-from remem.errors import InvalidInput
+from remem.errors import ConfigInvalid, InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
 from remem.service import query_vectors
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
@@ -138,7 +141,16 @@ class RecallService:
     def _query_vector(self, text: str, recorded: tuple[str | None, int | None]
                       ) -> Callable[[], Any]:
         """Starts embedding a query beside the caller (``service.query_vectors``); the
-        returned function waits for the vector (None: the memory has no vectors yet)."""
+        returned function waits for the vector (None: no usable embedder).
+
+        Raises:
+            EmbeddingMismatch: the memory was embedded with another model (checked before
+                a remembered vector is reused).
+        """
+        try:
+            self.embedding.check(recorded)
+        except ConfigInvalid:
+            return lambda: None  # an unusable embedding section: full text and keys only
         return query_vectors.SHARED.start(
             recorded, text, lambda t: self.embedding.query_vector(t, recorded))
 
