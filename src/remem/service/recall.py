@@ -49,6 +49,7 @@ from remem.domain.timefmt import to_iso
 from remem.errors import ConfigInvalid, InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
 from remem.service import query_vectors
+from remem.service.recall_preload import PreloadedSnapshot, preload
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 
 FETCH = 50
@@ -181,12 +182,15 @@ class RecallService:
                                              if r["actor"] and r["scope"] in f.scopes})
             if "key" in channels:
                 keys = snap.key_items(candidate_keys(query), scopes, FETCH)
+            pre = preload(snap, [d for d, _ in (first or []) + (keys or [])
+                                 if is_item_doc(d)]) if pending is not None else None
         search = strip_actors(query, named) if named else query
         if pending is not None and search != query:
             pending = self._query_vector(search, recorded)
         qvec = pending() if pending is not None else None
-        with index.read(self.ctx.id) as snap:
-            basis = snap.head_seq()
+        with index.read(self.ctx.id) as raw:
+            basis = raw.head_seq()
+            snap = PreloadedSnapshot(raw, pre) if pre is not None and pre.head == basis else raw
             fts = first if first is not None and search == query else snap.fts(
                 query_terms(search), scopes, FETCH) if "fts" in channels else []
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
