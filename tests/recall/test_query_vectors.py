@@ -93,3 +93,24 @@ def test_cached_token_counts_equal_fresh_ones_and_hold_no_text():
     assert first == [len(tok._encoding.encode_ordinary(t)) for t in texts]
     assert all(isinstance(k[0], int) for k in tok._counts)  # (hash, length): no text kept
     assert len(tok._counts) <= COUNT_CACHE_MAX
+
+
+def test_rows_read_while_the_query_is_embedded_are_not_shown_after_a_change(mem, monkeypatch):
+    """The first snapshot preloads the text candidates' rows; a write that lands before the
+    main snapshot (here: a forget while the query is embedded) makes recall read them again."""
+    mem.remember("user:a", "home_city", "Lyon")
+    kept = mem.remember("user:a", "pets", "a cat called Mochi")
+    gone = mem.remember("user:a", "pets", "a dog called Rex")
+    emb = mem.ctx.embedding
+    real = emb.query_vector
+
+    def forget_then_embed(text, recorded):
+        mem.forget(gone.item_id)  # waits for the first snapshot's lock, then commits
+        return real(text, recorded)
+
+    monkeypatch.setattr(emb, "query_vector", forget_then_embed)
+    r = mem.recall(["user:a"], "pets cat dog called 5be1", budget_tokens=300)
+    values = [i.value for i in r.items]
+    assert "a dog called Rex" not in values and "a cat called Mochi" in values
+    assert r.basis_seq == mem.status()["head_seq"]
+    assert kept.item_id in {i.id for i in r.items}
