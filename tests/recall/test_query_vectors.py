@@ -11,6 +11,7 @@ import pytest
 from remem.errors import EmbeddingMismatch
 from remem.providers.registry import ProviderRegistry
 from remem.providers.tokenizers import COUNT_CACHE_MAX, get_tokenizer
+from remem.service import query_vectors
 from remem.service.query_vectors import QueryVectors
 
 
@@ -109,6 +110,7 @@ def test_rows_read_while_the_query_is_embedded_are_not_shown_after_a_change(mem,
         return real(text, recorded)
 
     monkeypatch.setattr(emb, "query_vector", forget_then_embed)
+    monkeypatch.setattr(query_vectors, "second_core_free", lambda: True)  # overlap + preload
     r = mem.recall(["user:a"], "pets cat dog called 5be1", budget_tokens=300)
     values = [i.value for i in r.items]
     assert "a dog called Rex" not in values and "a cat called Mochi" in values

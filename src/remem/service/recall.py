@@ -139,10 +139,11 @@ class RecallService:
             self._key_cache.update({(model, k): v for k, v in zip(missing, vecs, strict=True)})
         return {k: self._key_cache[(model, k)] for k in keys}
 
-    def _query_vector(self, text: str, recorded: tuple[str | None, int | None]
-                      ) -> Callable[[], Any]:
-        """Starts embedding a query beside the caller (``service.query_vectors``); the
-        returned function waits for the vector (None: no usable embedder).
+    def _query_vector(self, text: str, recorded: tuple[str | None, int | None],
+                      background: bool = False) -> Callable[[], Any]:
+        """Starts embedding a query on a worker thread when ``background`` (else the caller
+        embeds it when it asks; ``service.query_vectors``); the returned function waits for
+        the vector (None: no usable embedder).
 
         Raises:
             EmbeddingMismatch: the memory was embedded with another model (checked before
@@ -153,7 +154,8 @@ class RecallService:
         except ConfigInvalid:
             return lambda: None  # an unusable embedding section: full text and keys only
         return query_vectors.SHARED.start(
-            recorded, text, lambda t: self.embedding.query_vector(t, recorded))
+            recorded, text, lambda t: self.embedding.query_vector(t, recorded),
+            background=background)
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
@@ -170,11 +172,12 @@ class RecallService:
         first: list[tuple[str, str]] | None = None  # reused when no name is stripped
         keys: list[tuple[str, str]] | None = None
         recorded, pending = None, None
+        overlap = query_vectors.second_core_free()
         with index.read(self.ctx.id) as snap:  # full text and keys while the query is embedded
             if "vector" in channels:
                 recorded = snap.embedding()
                 if recorded[0] is not None:  # else no vectors yet: nothing to embed for
-                    pending = self._query_vector(query, recorded)
+                    pending = self._query_vector(query, recorded, overlap)
             first = snap.fts(query_terms(query), scopes, FETCH) if "fts" in channels else None
             if with_sources and first is not None:
                 found = [d for d, _ in first if not is_item_doc(d)]
@@ -183,7 +186,7 @@ class RecallService:
             if "key" in channels:
                 keys = snap.key_items(candidate_keys(query), scopes, FETCH)
             pre = preload(snap, [d for d, _ in (first or []) + (keys or [])
-                                 if is_item_doc(d)]) if pending is not None else None
+                                 if is_item_doc(d)]) if pending is not None and overlap else None
         search = strip_actors(query, named) if named else query
         if pending is not None and search != query:
             pending = self._query_vector(search, recorded)
