@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from remem.errors import EmbeddingMismatch
+from remem.providers.registry import ProviderRegistry
 from remem.providers.tokenizers import COUNT_CACHE_MAX, get_tokenizer
+from remem.service import query_vectors
 from remem.service.query_vectors import QueryVectors
 
 
@@ -69,6 +71,20 @@ def test_recall_reuses_the_query_vector_of_a_repeated_query(mem, monkeypatch):
     assert a.to_json() == b.to_json() and a.items[0].value == "Lyon"
 
 
+def test_a_remembered_query_vector_never_hides_a_model_change(mem, rstore, remote_service):
+    url, _ = remote_service
+    mem.remember("user:a", "home_city", "Paris")
+    query = "home city, asked before the model changed 91c2"
+    # limit 1: the item is found by text, so no key vectors are embedded (they check too)
+    assert mem.recall(["user:a"], query, budget_tokens=200, limit=1).items  # vector kept
+    rstore.providers = ProviderRegistry.from_mapping({"bow": {"type": "openai",
+                                                              "base_url": url}})
+    rstore.update_config("m1", {"embedding": {"provider": "bow", "model": "bag-of-words",
+                                              "dimensions": 64}})
+    with pytest.raises(EmbeddingMismatch):
+        rstore.memory("m1").recall(["user:a"], query, budget_tokens=200, limit=1)
+
+
 def test_cached_token_counts_equal_fresh_ones_and_hold_no_text():
     tok = get_tokenizer("o200k_base")
     texts = [f"- likes: \"hiking near quiet lakes {i}\" (preference, 2024-01-01)"
@@ -78,3 +94,25 @@ def test_cached_token_counts_equal_fresh_ones_and_hold_no_text():
     assert first == [len(tok._encoding.encode_ordinary(t)) for t in texts]
     assert all(isinstance(k[0], int) for k in tok._counts)  # (hash, length): no text kept
     assert len(tok._counts) <= COUNT_CACHE_MAX
+
+
+def test_rows_read_while_the_query_is_embedded_are_not_shown_after_a_change(mem, monkeypatch):
+    """The first snapshot preloads the text candidates' rows; a write that lands before the
+    main snapshot (here: a forget while the query is embedded) makes recall read them again."""
+    mem.remember("user:a", "home_city", "Lyon")
+    kept = mem.remember("user:a", "pets", "a cat called Mochi")
+    gone = mem.remember("user:a", "pets", "a dog called Rex")
+    emb = mem.ctx.embedding
+    real = emb.query_vector
+
+    def forget_then_embed(text, recorded):
+        mem.forget(gone.item_id)  # waits for the first snapshot's lock, then commits
+        return real(text, recorded)
+
+    monkeypatch.setattr(emb, "query_vector", forget_then_embed)
+    monkeypatch.setattr(query_vectors, "second_core_free", lambda: True)  # overlap + preload
+    r = mem.recall(["user:a"], "pets cat dog called 5be1", budget_tokens=300)
+    values = [i.value for i in r.items]
+    assert "a dog called Rex" not in values and "a cat called Mochi" in values
+    assert r.basis_seq == mem.status()["head_seq"]
+    assert kept.item_id in {i.id for i in r.items}

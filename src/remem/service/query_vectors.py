@@ -41,6 +41,19 @@ def _executor() -> ThreadPoolExecutor:
         return _pool[1]
 
 
+def second_core_free() -> bool:
+    """Whether embedding beside the searches can pay: more than one CPU and a 1-minute load
+    average below ``cpus - 0.5`` (this recall counts as one). On a busy machine the two
+    threads only take turns on one core, and every hand-off waits for the scheduler
+    (measured: recall p95 worse than running both in turn)."""
+    cpus = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return cpus > 1
+    return cpus > 1 and load < cpus - 0.5
+
+
 class QueryVectors:
     """A bounded LRU of query vectors and the thread that computes missing ones."""
 
@@ -50,8 +63,10 @@ class QueryVectors:
         self._lock = threading.Lock()
 
     def start(self, model: tuple[str | None, int | None], text: str,
-              compute: Callable[[str], Any]) -> Callable[[], Any]:
-        """Begins computing ``compute(text)`` (a float32 vector or None) unless it is cached.
+              compute: Callable[[str], Any], *, background: bool = True
+              ) -> Callable[[], Any]:
+        """Begins computing ``compute(text)`` (a float32 vector or None) unless it is cached;
+        ``background=False``: it is computed by the caller when it asks for it.
 
         Returns:
             A function that waits for the vector and returns it (re-raising what ``compute``
@@ -64,10 +79,10 @@ class QueryVectors:
                 self._cache.move_to_end(key)
         if vec is not None:
             return lambda: vec
-        future: Future = _executor().submit(compute, text)
+        future: Future | None = _executor().submit(compute, text) if background else None
 
         def wait() -> Any:
-            got = future.result()
+            got = future.result() if future is not None else compute(text)
             if got is not None:
                 got.setflags(write=False)  # shared by later recalls of the same text
                 self._put(key, got)

@@ -8,9 +8,12 @@ caller's scopes, statuses, kinds and as-of time, and the best :data:`DEFAULT_LIM
 *eligible* set; when fewer than the limit are items, :func:`small_scope_floor` adds the best
 remaining live items of the scopes (and ranks a small scope set by meaning). Agent-scope rules
 among them are required (``constraints``) and ranked first. :mod:`remem.domain.render` packs
-the eligible set under the budget; ``truncated`` says whether any of it was left out. Every
-read happens in one snapshot; recall never writes. The query is embedded before the snapshot
-opens (a small scope set's key vectors may be embedded in it once, then cached).
+the eligible set under the budget; ``truncated`` says whether any of it was left out. Recall
+never writes. The query is embedded on a worker thread (:mod:`remem.service.query_vectors`)
+while a first snapshot reads the model, the full-text and key candidates and the speakers;
+every row a result shows (items, payloads, sources, refs) and ``basis_seq`` come from the
+second snapshot, opened once the vector is there (a small scope set's key vectors may be
+embedded in it once, then cached).
 """
 
 from __future__ import annotations
@@ -43,10 +46,11 @@ from remem.domain.recall import (
 from remem.domain.sourcelog import is_item_doc
 from remem.domain.textindex import key_words, query_terms, query_words
 from remem.domain.timefmt import to_iso
-from remem.errors import InvalidInput
+from remem.errors import ConfigInvalid, InvalidInput
 from remem.providers.registry import build_tokenizer as get_tokenizer
 from remem.service import query_vectors
 from remem.service.digests import digest_candidates
+from remem.service.recall_preload import PreloadedSnapshot, preload
 from remem.service.recall_results import ContextResult, ProfileResult, RecallResult
 
 FETCH = 50
@@ -136,12 +140,23 @@ class RecallService:
             self._key_cache.update({(model, k): v for k, v in zip(missing, vecs, strict=True)})
         return {k: self._key_cache[(model, k)] for k in keys}
 
-    def _query_vector(self, text: str, recorded: tuple[str | None, int | None]
-                      ) -> Callable[[], Any]:
-        """Starts embedding a query beside the caller (``service.query_vectors``); the
-        returned function waits for the vector (None: the memory has no vectors yet)."""
+    def _query_vector(self, text: str, recorded: tuple[str | None, int | None],
+                      background: bool = False) -> Callable[[], Any]:
+        """Starts embedding a query on a worker thread when ``background`` (else the caller
+        embeds it when it asks; ``service.query_vectors``); the returned function waits for
+        the vector (None: no usable embedder).
+
+        Raises:
+            EmbeddingMismatch: the memory was embedded with another model (checked before
+                a remembered vector is reused).
+        """
+        try:
+            self.embedding.check(recorded)
+        except ConfigInvalid:
+            return lambda: None  # an unusable embedding section: full text and keys only
         return query_vectors.SHARED.start(
-            recorded, text, lambda t: self.embedding.query_vector(t, recorded))
+            recorded, text, lambda t: self.embedding.query_vector(t, recorded),
+            background=background)
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
@@ -158,11 +173,12 @@ class RecallService:
         first: list[tuple[str, str]] | None = None  # reused when no name is stripped
         keys: list[tuple[str, str]] | None = None
         recorded, pending = None, None
+        overlap = query_vectors.second_core_free()
         with index.read(self.ctx.id) as snap:  # full text and keys while the query is embedded
             if "vector" in channels:
                 recorded = snap.embedding()
                 if recorded[0] is not None:  # else no vectors yet: nothing to embed for
-                    pending = self._query_vector(query, recorded)
+                    pending = self._query_vector(query, recorded, overlap)
             first = snap.fts(query_terms(query), scopes, FETCH) if "fts" in channels else None
             if with_sources and first is not None:
                 found = [d for d, _ in first if not is_item_doc(d)]
@@ -170,12 +186,15 @@ class RecallService:
                                              if r["actor"] and r["scope"] in f.scopes})
             if "key" in channels:
                 keys = snap.key_items(candidate_keys(query), scopes, FETCH)
+            pre = preload(snap, [d for d, _ in (first or []) + (keys or [])
+                                 if is_item_doc(d)]) if pending is not None and overlap else None
         search = strip_actors(query, named) if named else query
         if pending is not None and search != query:
             pending = self._query_vector(search, recorded)
         qvec = pending() if pending is not None else None
-        with index.read(self.ctx.id) as snap:
-            basis = snap.head_seq()
+        with index.read(self.ctx.id) as raw:
+            basis = raw.head_seq()
+            snap = PreloadedSnapshot(raw, pre) if pre is not None and pre.head == basis else raw
             fts = first if first is not None and search == query else snap.fts(
                 query_terms(search), scopes, FETCH) if "fts" in channels else []
             hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
