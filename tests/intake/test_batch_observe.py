@@ -5,7 +5,6 @@ and on PostgreSQL."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -14,26 +13,6 @@ from remem.errors import IdempotencyConflict, InvalidInput
 from remem.service.jobs.runner import Worker
 
 SCOPE = "user:ann"
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
 
 
 @pytest.fixture

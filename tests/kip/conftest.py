@@ -45,32 +45,14 @@ def served(tmp_path_factory):
         server.stop()
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    """One PostgreSQL 18 + pgvector server for the session (stopped at exit)."""
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def both(request, tmp_path):
+@pytest.fixture
+def both(store_url: str):
     """A PyClient over memory m1 on SQLite and on PostgreSQL."""
-    if request.param == "sqlite":
-        url, drop = str(tmp_path / "remem.db"), None
-    else:
-        from remem.testing.pgdb import drop_database, fresh_database
-
-        server = request.getfixturevalue("pg_server")
-        url = fresh_database(server)
-        drop = (lambda: drop_database(server, url))
-    s = remem.open(url)
+    s = remem.open(store_url)
     try:
         yield PyClient(s.create_memory("m1"))
     finally:
         s.close()
-        if drop:
-            drop()
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ the end (plumbing: whatever it answers must land as one of the five outcomes).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -20,26 +18,6 @@ import remem
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = "user:alice"
-
-
-@pytest.fixture(scope="session")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
 
 
 def judged_memory(store_url: str, base_url: str, model: str):

@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -109,24 +108,6 @@ def loopback_handler() -> Iterator[HttpRefreshHandler]:
     yield handler
     registry.REFRESH_HANDLERS.clear()
     registry.REFRESH_HANDLERS.update(saved)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request) -> str:
-    return request.param
-
-
-@pytest.fixture
-def store_url(backend: str, request, tmp_path: Path) -> Iterator[str]:
-    if backend == "sqlite":
-        yield str(tmp_path / "remem.db")
-        return
-    from remem.testing.pgdb import drop_database, fresh_database, shared_server
-
-    server = shared_server()
-    url = fresh_database(server)
-    yield url
-    drop_database(server, url)
 
 
 @pytest.fixture

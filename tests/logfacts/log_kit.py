@@ -1,7 +1,7 @@
 """Fixtures and helpers shared by the log-entry and tenant tests (issue 16 points 1-2).
 
-The backends come from ``tests/logfacts/conftest.py``: ``store_url`` runs a test on SQLite
-(a file under tmp_path) and on PostgreSQL (a fresh database on the session's one server).
+The backends come from ``tests/_plugins/backends.py``: ``store_url`` runs a test on SQLite
+(a file under tmp_path) and on PostgreSQL (a database of its own on the session's one server).
 """
 
 from __future__ import annotations

@@ -16,14 +16,12 @@ from remem.errors import (
 from remem.domain.access import Principal, Role
 
 from .cached_kit import (  # noqa: F401 - fixtures
-    backend,
     block,
     clock,
     cmem,
     cstore,
     loopback_handler,
     source_server,
-    store_url,
 )
 
 SCOPE, KEY = "user:alice", "eur_usd"

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,23 +14,9 @@ PROFILE = [("diet", "pescatarian", "preference"), ("home_city", "Lyon", "profile
            ("employer", "Acme Robotics", "profile_slot"), ("allergies", "peanuts", "fact")]
 
 
-@pytest.fixture(scope="session")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def mem(request, tmp_path: Path, local_embedder) -> Iterator[remem.Memory]:
-    if request.param == "sqlite":
-        url, server = str(tmp_path / "floor.db"), None
-    else:
-        from remem.testing.pgdb import fresh_database
-
-        server = request.getfixturevalue("pg_server")
-        url = fresh_database(server)
-    store = remem.open(url)
+@pytest.fixture
+def mem(store_url: str, local_embedder) -> Iterator[remem.Memory]:
+    store = remem.open(store_url)
     try:
         m = store.create_memory("m1")
         m.ids = {}
@@ -41,10 +26,6 @@ def mem(request, tmp_path: Path, local_embedder) -> Iterator[remem.Memory]:
         yield m
     finally:
         store.close()
-        if server is not None:
-            from remem.testing.pgdb import drop_database
-
-            drop_database(server, url)
 
 
 def test_a_restaurant_request_gets_the_diet_and_the_allergy(mem) -> None:

@@ -42,10 +42,11 @@ class Worlds:
         if self.backend == "sqlite":
             tmp = self.request.getfixturevalue("tmp_path_factory").mktemp("secdb")
             return World("sqlite", str(tmp / "remem.db"))
-        from remem.testing.pgdb import drop_database, fresh_database, shared_server
+        from _plugins.backends import migrated_database
+        from remem.testing.pgdb import drop_database, shared_server
 
         server = shared_server()
-        url = fresh_database(server, prefix="sec")
+        url = migrated_database(server, prefix="sec")
         return World("postgres", url, on_close=lambda: drop_database(server, url))
 
     def close(self) -> None:

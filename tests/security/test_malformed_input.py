@@ -27,6 +27,8 @@ import httpx
 from remem.testing.served import Server
 import pytest
 
+from _plugins.backends import pg_database
+
 INTERNALS = re.compile(r"\bSELECT\b|\bINSERT\b|sqlite|psycopg|postgres|Traceback|File \"|"
                        r"/work/|127\.0\.0\.1|\bport\b|\.py\b|/tmp/", re.IGNORECASE)
 # --- a real server per backend ------------------------------------------------------------
@@ -88,27 +90,14 @@ def _seed(s: Served) -> Served:
     return s
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def served(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"malformed-{request.param}")
     if request.param == "sqlite":
         yield from _serve(str(tmp / "remem.db"), tmp)
         return
-    from remem.testing.pgdb import drop_database, fresh_database
-
-    server = request.getfixturevalue("pg_server")
-    url = fresh_database(server)
-    try:
+    with pg_database() as url:
         yield from _serve(url, tmp)
-    finally:
-        drop_database(server, url)
 
 
 # --- the checks -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, ScriptedJudge, pg_server, store_url, with_judge  # noqa: F401
+from service.kickside_kit import T0, ScriptedJudge, with_judge  # noqa: F401
 
 import remem
 from remem.domain.decision import Judgement

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, pg_server, store_url  # noqa: F401
+from service.kickside_kit import T0  # noqa: F401
 
 import remem
 from remem.domain.timefmt import to_iso

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from service.kickside_kit import T0, ScriptedJudge, pg_server, store, store_url, with_judge  # noqa: F401
+from service.kickside_kit import T0, ScriptedJudge, store, with_judge  # noqa: F401
 
 from remem.errors import ExtractionFailed
 from remem.testing.served import Server

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
+from service.kickside_kit import T0, store  # noqa: F401
 
 from remem.errors import InvalidInput
 from remem.testing.served import Server

@@ -9,7 +9,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
+from service.kickside_kit import T0, store  # noqa: F401
 
 from remem.service.tokens import Tokens
 

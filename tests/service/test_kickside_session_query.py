@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
+from service.kickside_kit import T0, store  # noqa: F401
 
 from remem.agent.session import Session
 from remem.domain.timefmt import to_iso

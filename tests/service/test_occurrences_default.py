@@ -10,7 +10,7 @@ import json
 from datetime import timedelta
 
 import pytest
-from service.kickside_kit import T0, pg_server, store, store_url  # noqa: F401
+from service.kickside_kit import T0, store  # noqa: F401
 
 from remem.domain.model import Authority
 from remem.service.apply import apply_document

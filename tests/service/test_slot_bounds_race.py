@@ -9,7 +9,7 @@ import json
 import threading
 
 import pytest
-from service.kickside_kit import pg_server, store, store_url  # noqa: F401
+from service.kickside_kit import store  # noqa: F401
 
 import remem
 from remem.service.apply import apply_document

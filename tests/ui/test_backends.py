@@ -17,35 +17,16 @@ from remem.service.tokens import Tokens
 from remem.testing.served import Server
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    from remem.testing.pgdb import shared_server
-
-    return shared_server()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def served(request, tmp_path) -> Iterator[tuple[Server, str]]:
-    if request.param == "sqlite":
-        url, drop = str(tmp_path / "remem.db"), None
-    else:
-        from remem.testing.pgdb import drop_database, fresh_database
-
-        server = request.getfixturevalue("pg_server")
-        url = fresh_database(server)
-        drop = lambda: drop_database(server, url)  # noqa: E731
-    store = remem.open(url)
+@pytest.fixture
+def served(store_url: str) -> Iterator[tuple[Server, str]]:
+    store = remem.open(store_url)
     try:
         store.create_memory("m1").remember("user:alice", "diet", "vegan")
         token = Tokens(store).create("m1", "writer", "user:alice")[0]
     finally:
         store.close()
-    try:
-        with Server(url, startup_s=90) as srv:
-            yield srv, token
-    finally:
-        if drop:
-            drop()
+    with Server(store_url, startup_s=90) as srv:
+        yield srv, token
 
 
 def _field(html: str, name: str) -> str:
