@@ -29,7 +29,7 @@ def cli(url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess
 
 def test_http_export_streams_the_same_lines_to_an_admin_and_refuses_others(store_url):
     s = remem.open(store_url)
-    mem = s.create_memory("m1")
+    mem = s.create_memory("m1", tenant_id="acme")
     populate(mem)
     expected = export_bytes(mem)
     admin = mem.create_token("admin", "admin")[0]
@@ -48,6 +48,9 @@ def test_http_export_streams_the_same_lines_to_an_admin_and_refuses_others(store
         r = httpx.get(f"{srv.base}/memory/m1/export", timeout=30,
                       headers={"Authorization": f"Bearer {admin}"})
         assert r.content == expected  # the default tenant: the Python export, byte for byte
+        r = httpx.get(f"{srv.base}/memory/m1/export", params={"tenant": "globex"},
+                      headers={"Authorization": f"Bearer {admin}"}, timeout=30)
+        assert r.status_code == 403  # a token never labels its export as another tenant
         for token in (writer, scoped_admin):
             r = httpx.get(f"{srv.base}/memory/m1/export",
                           headers={"Authorization": f"Bearer {token}"}, timeout=30)
