@@ -285,16 +285,12 @@ def markdown_table(doc: dict[str, Any]) -> str:
 
 
 def rich_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
+    from remem.bench.metrics import rows_table
 
     s = doc["settings"]
-    t = Table(title=f"remem intake ({s['backend']}, {s['turns']} turns from {s['source']}, "
-                    f"batch {s['batch_size']}; goal >= {doc['goal_ratio']} x embedder)")
-    for _, h in COLUMNS:
-        t.add_column(h, justify="left" if h == "path" else "right")
-    for r in doc["rows"]:
-        t.add_row(*(str(r.get(c, "-")) for c, _ in COLUMNS))
-    return t
+    return rows_table(f"remem intake ({s['backend']}, {s['turns']} turns from {s['source']}, "
+                      f"batch {s['batch_size']}; goal >= {doc['goal_ratio']} x embedder)",
+                      COLUMNS, doc["rows"], left=frozenset({"path"}))
 
 
 def plot_intake(doc: dict[str, Any], path: Path) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "recall_at_k",
@@ -198,3 +198,17 @@ def latency_summary(
         max=max(xs),
         method=method,
     )
+
+
+def rows_table(title: str, columns: Sequence[tuple[str, str]], rows: Iterable[dict[str, Any]],
+               left: frozenset[str] = frozenset()) -> Any:
+    """A rich table of result rows: one column per ``(field, header)``, right-aligned unless
+    the header is in ``left``; a missing field prints ``-``."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for _, h in columns:
+        t.add_column(h, justify="left" if h in left else "right")
+    for r in rows:
+        t.add_row(*(str(r.get(c, "-")) for c, _ in columns))
+    return t

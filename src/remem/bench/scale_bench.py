@@ -524,15 +524,10 @@ def markdown_table(doc: dict[str, Any]) -> str:
 
 
 def rich_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
+    from remem.bench.metrics import rows_table
 
-    t = Table(title=f"remem scale ({doc['settings']['backend']}, "
-                    f"{doc['settings']['scopes']} user scopes)")
-    for _, h in COLUMNS:
-        t.add_column(h, justify="right")
-    for r in doc["rows"]:
-        t.add_row(*(str(r.get(c, "-")) for c, _ in COLUMNS))
-    return t
+    return rows_table(f"remem scale ({doc['settings']['backend']}, "
+                      f"{doc['settings']['scopes']} user scopes)", COLUMNS, doc["rows"])
 
 
 def plot_scale(doc: dict[str, Any], path: Path) -> None:

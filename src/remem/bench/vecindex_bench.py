@@ -210,12 +210,7 @@ def run_vecindex(sizes: Sequence[int], *, out_dir: Path, scopes: int = 100,
 
 
 def rich_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
+    from remem.bench.metrics import rows_table
 
-    t = Table(title=f"remem vector index (SQLite, {doc['settings']['scopes']} user scopes, "
-                    f"{doc['settings']['dims']}-d clustered vectors)")
-    for _, h in COLUMNS:
-        t.add_column(h, justify="right")
-    for r in doc["rows"]:
-        t.add_row(*(str(r.get(c, "-")) for c, _ in COLUMNS))
-    return t
+    return rows_table(f"remem vector index (SQLite, {doc['settings']['scopes']} user scopes, "
+                      f"{doc['settings']['dims']}-d clustered vectors)", COLUMNS, doc["rows"])
