@@ -63,3 +63,25 @@ def test_the_cli_rejects_a_bad_k(locomo_file: Path, tmp_path: Path) -> None:
                                    "--out", str(tmp_path)])
     assert res.exit_code == 1
     assert "--k takes positive integers" in res.output
+
+
+def _remem_rows(out: Path) -> list[tuple[str, list[str]]]:
+    rows = [json.loads(line) for line in (out / "per_question.jsonl").read_text().splitlines()]
+    return [(r["qid"], r["retrieved"]) for r in rows if r["system"] == "remem"]
+
+
+def test_reuse_db_recalls_over_the_kept_memories_without_ingesting(locomo_file: Path,
+                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = run_locomo(locomo_file, ks=(3,), out_dir=out, keep_db=True)
+    assert first["ingest"]["seconds"] > 0
+    rows = _remem_rows(out)
+    again = run_locomo(locomo_file, ks=(3,), out_dir=out, reuse_db=True)
+    assert again["ingest"]["seconds"] == 0
+    assert all(c["reused_db"] for c in again["ingest"]["per_conversation"])
+    assert again["systems"]["remem"]["recall"] == first["systems"]["remem"]["recall"]
+    assert _remem_rows(out) == rows and (out / "db" / "conv-a.db").is_file()
+    # memories kept with digests are not reused for a run without them: built again
+    other = run_locomo(locomo_file, ks=(3,), out_dir=out, reuse_db=True, digests=False)
+    assert other["ingest"]["seconds"] > 0
+    assert not any(c["reused_db"] for c in other["ingest"]["per_conversation"])

@@ -243,17 +243,24 @@ def _timed(fn: Callable[[], list[str]]) -> tuple[list[str], float]:
 
 def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
                           runs: dict[str, SystemRun], embed: Callable[[list[str]], Any],
-                          progress: Progress | None = None, digests: bool = True
-                          ) -> dict[str, Any]:
-    """Ingests one conversation into a fresh memory, asks every scorable question of the three
-    systems, appends to ``runs``; returns this conversation's ingest and truncation stats."""
+                          progress: Progress | None = None, digests: bool = True,
+                          reuse_db: bool = False) -> dict[str, Any]:
+    """Ingests one conversation into a fresh memory (or, with ``reuse_db``, opens the one a
+    kept earlier run built with the same digests setting: recall-only changes measured in a
+    minute, exactly), asks every scorable question of the three systems, appends to
+    ``runs``; returns this conversation's ingest and truncation stats (ingest 0 s if reused)."""
     path = db_dir / f"{conv.sample_id}.db"
-    for old in db_dir.glob(path.name + "*"):
-        old.unlink()
+    reused = reuse_db and _reusable(path, digests)
+    if not reused:
+        for old in db_dir.glob(path.name + "*"):
+            old.unlink()
     store = remem.open(path, derive="worker")  # same work as inline, timed apart
     try:
-        mem = store.create_memory(MEMORY_ID, {"digests": digests})
-        observe_s, derive_s = ingest(mem, conv, progress)
+        if reused:
+            mem, observe_s, derive_s = store.memory(MEMORY_ID), 0.0, 0.0
+        else:
+            mem = store.create_memory(MEMORY_ID, {"digests": digests})
+            observe_s, derive_s = ingest(mem, conv, progress)
         items = sum(mem.status()["items"].values())
         bm25 = BM25Baseline(conv.turns)
         dense = DenseBaseline(conv.turns, embed)
@@ -275,7 +282,21 @@ def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
     return {"sample_id": conv.sample_id, "turns": len(conv.turns),
             "questions": len(conv.scorable_questions()),
             "ingest_s": round(observe_s + derive_s, 3), "observe_s": round(observe_s, 3),
-            "derive_s": round(derive_s, 3), "items_derived": items, "truncated": truncated}
+            "derive_s": round(derive_s, 3), "items_derived": items, "truncated": truncated,
+            "reused_db": reused}
+
+
+def _reusable(path: Path, digests: bool) -> bool:
+    """Whether ``path`` holds a memory a kept run built with this digests setting."""
+    if not path.is_file():
+        return False
+    store = remem.open(path)
+    try:
+        return bool(store.memory(MEMORY_ID).memory_config().get("digests")) == digests
+    except remem.RememError:
+        return False
+    finally:
+        store.close()
 
 
 def _timed_recall(mem: Any, scope: str, query: str, budget: int, limit: int
@@ -288,7 +309,7 @@ def _timed_recall(mem: Any, scope: str, query: str, budget: int, limit: int
 def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
                out_dir: Path = Path("bench-out/locomo"), limit_conversations: int | None = None,
                progress: Progress | None = None, keep_db: bool = False,
-               digests: bool = True) -> dict[str, Any]:
+               digests: bool = True, reuse_db: bool = False) -> dict[str, Any]:
     """Runs the benchmark and writes ``results.json``, ``per_question.jsonl`` and
     ``recall.png`` into ``out_dir``.
 
@@ -301,6 +322,9 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
         keep_db: keep the per-conversation SQLite files.
         digests: build the memories with ``{"digests": true}`` (conversation-window digests,
             opt-in per memory; the recommended setting for conversation memories).
+        reuse_db: recall over the memories a ``keep_db`` run left in ``out_dir/db`` (same
+            digests setting; others are rebuilt) instead of ingesting again; implies
+            ``keep_db``. For recall-side levers: the same engine, no ingest.
 
     Returns:
         The results document (see :func:`results_document`).
@@ -322,11 +346,11 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
     ingest_stats = IngestStats()
     for conv in convs:
         row = evaluate_conversation(conv, db_dir, ks, runs, embedder.embed_batch, progress,
-                                    digests)
+                                    digests, reuse_db)
         ingest_stats.turns += row["turns"]
         ingest_stats.seconds += row["ingest_s"]
         ingest_stats.per_conversation.append(row)
-    if not keep_db:
+    if not (keep_db or reuse_db):
         shutil.rmtree(db_dir, ignore_errors=True)
     doc = results_document(dataset, convs, ks, runs, ingest_stats)
     doc["memory_config"] = {"digests": digests}

@@ -44,6 +44,9 @@ def register(app: typer.Typer) -> None:
                                                    "(OUT/db).")] = False,
         digests: Annotated[bool, typer.Option(
             help="Memories with conversation-window digests ({\"digests\": true}).")] = True,
+        reuse_db: Annotated[bool, typer.Option(
+            help="Recall over the memories a --keep-db run left in OUT/db (same digests "
+                 "setting) instead of ingesting again; keeps them.")] = False,
     ) -> None:
         """Evidence recall@k on LoCoMo: remem vs BM25 vs dense-only, with cost."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -73,7 +76,7 @@ def register(app: typer.Typer) -> None:
 
                 doc = run_locomo(path, ks=ks, out_dir=out,
                                  limit_conversations=limit_conversations, progress=progress,
-                                 keep_db=keep_db, digests=digests)
+                                 keep_db=keep_db, digests=digests, reuse_db=reuse_db)
             if STATE.json:
                 emit(doc)
                 return
