@@ -138,6 +138,83 @@ Adopted: digests (J). Not adopted, and why:
   could gain, so it was not built.
 - *window mean of turn vectors* (J2, no extra embedding) and *one fused digest channel* (J4)
   gain less than two channels over embedded windows.
+
+Third round (issue 18 goal 1 again; nothing adopted). Every row is the engine's own recall on
+all five conversations (760 questions) over memories built once with digests
+(``--keep-db``, then ``--reuse-db``: the exact engine, no screen), each lever patched in
+alone. Overall cells R@5 and R@10 "all"/"any", multi-hop "all" R@5/R@10, then R@10 "all"
+of temporal, open-domain and single-hop; "c50" is the share of questions whose evidence is all
+among the first 50 fused sources (multi-hop after the slash); CPU is the recall's p95 CPU ms
+in that run (the baseline's was 40 and 44 in two runs, the machine loaded):
+
+============================ =========== =========== =========== ===== ===== ===== ========= ===
+lever                        R@5         R@10        multi-hop   temp  open  1-hop c50       CPU
+============================ =========== =========== =========== ===== ===== ===== ========= ===
+J digests (main 34b8899)     0.658/0.778 0.743/0.854 0.162/0.275 0.846 0.409 0.900 .854/.535 40
+L1 Rocchio channel k3 b.5    0.646/0.768 0.730/0.841 0.169/0.254 0.853 0.386 0.883 .854/.535 47
+L1 Rocchio channel k5 b1     0.645/0.764 0.733/0.842 0.169/0.261 0.853 0.364 0.888 .855/.535 44
+L1 Rocchio query k3 b.3      0.659/0.778 0.743/0.857 0.176/0.268 0.853 0.409 0.900 .853/.521 40
+L1 Rocchio query k5 b.5      0.658/0.776 0.743/0.854 0.169/0.268 0.853 0.409 0.900 .854/.528 38
+L1 tf-idf terms k3 +8        0.659/0.774 0.734/0.850 0.169/0.275 0.846 0.386 0.885 .851/.514 52
+L2 agreement N10 a1          0.658/0.779 0.741/0.849 0.162/0.275 0.846 0.409 0.895 .855/.535 40
+L2 agreement N20 a2          0.658/0.782 0.743/0.855 0.162/0.268 0.846 0.409 0.902 .855/.535 41
+L2 multi-channel bonus .2    0.643/0.767 0.736/0.850 0.162/0.261 0.846 0.386 0.892 .854/.535 44
+L3 members round robin       0.617/0.738 0.726/0.839 0.183/0.261 0.853 0.364 0.876 .862/.549 42
+L3 best 3 members            0.630/0.747 0.713/0.836 0.183/0.254 0.853 0.318 0.859 .832/.521 41
+L3 best 2, round robin       0.584/0.708 0.683/0.799 0.190/0.254 0.846 0.295 0.809 .826/.521 40
+L3 5 digests per channel     0.654/0.774 0.736/0.851 0.148/0.239 0.853 0.364 0.900 .849/.500 39
+L3 20 digests per channel    0.658/0.782 0.741/0.849 0.162/0.275 0.853 0.409 0.892 .854/.535 42
+L4 sentence vectors channel  0.653/0.767 0.739/0.854 0.169/0.268 0.853 0.409 0.892 .841/.486 60
+L4 sentence vectors in place 0.643/0.772 0.730/0.851 0.141/0.239 0.846 0.364 0.892 .822/.408 55
+L4 '?' turns x.5, share .3   0.642/0.763 0.741/0.858 0.141/0.254 0.840 0.432 0.902 .854/.535 43
+L4 mostly-'?' turns x.5/.5   0.659/0.782 0.746/0.859 0.169/0.275 0.853 0.409 0.902 .854/.535 39
+L4 diversity x.9 within 12   0.639/0.764 0.732/0.850 0.183/0.268 0.840 0.364 0.888 .854/.535 39
+L4 diversity x.8 within 6    0.629/0.753 0.717/0.832 0.218/0.275 0.840 0.386 0.856 .854/.535 43
+L4 other speaker x.25        0.657/0.778 0.750/0.862 0.183/0.289 0.853 0.432 0.902 .854/.535 38
+L4 other x.25, raw next      0.658/0.783 0.746/0.858 0.169/0.282 0.833 0.455 0.902 .854/.535 36
+============================ =========== =========== =========== ===== ===== ===== ========= ===
+
+L1 pseudo-relevance feedback: the first pass's best k sources (fused order, digests and
+items left out) seed a second pass. *Rocchio channel*: the query vector plus b times the
+seeds' mean vector, searched again and fused as one more RRF channel; *Rocchio query*: that
+vector replaces the query's in the vector channel; *tf-idf terms*: the seeds' 8 terms with the
+highest (seeds containing it) x log(1 + N / (1 + df)) added to the full-text query, one more
+channel. L2: each channel's RRF weight 1 + a x (share of its top N found in another channel's
+top N); or a candidate's fused score x (1 + 0.2 per extra channel that found it). L3: how a
+digest promotes its turns (today: every member, best digest first, each digest's members by
+their own cosine), and how many digests per channel. L4: each turn's sentences (and image
+caption) embedded apart, a turn ranked by its best sentence, as one more channel or in place
+of the turn vectors (one embedding per sentence at intake, ~3x today's); a turn that ends in
+"?" (or is mostly questions) keeps that share of its score and passes the given share to the
+next turn; the score of a source times the factor per better source of the same run within
+that many turns; the other speaker's share of score (0.5 today), and passing the next turn the
+unweighted share.
+
+What this says:
+
+- Reordering what the candidates hold is exhausted at k = 10 with these signals: no lever
+  moves R@10 "all" by more than 0.007 (five questions); the best (other speaker x0.25, +0.007
+  R@10, +0.014 multi-hop) drops open-domain R@5 and was already rejected without digests (F):
+  within noise, and a weight tuned on these conversations. The candidate-set ceiling (c50)
+  moved only with round-robin promotion (.862/.549), which loses at k = 10.
+- Where the top 10 goes (today, questions naming one speaker): 24-30% of its turns are the
+  other speaker's, though 97% of evidence turns are said by the person named, and 22-27%
+  end in "?". Both are a turn's neighbours in a matching window or the question that
+  precedes an answer; demoting them (L4) pushes out the answers they carry in next-turn share.
+- Multi-hop: 76 of 142 questions have all their evidence in the first 50 fused sources, but
+  only 30 within 10; the rest sit at 11-50, below whole windows of the best-matching session.
+- Pseudo-relevance feedback finds more of what the first pass found: the seeds are the
+  question's own topic in one session, and multi-hop evidence lies in other sessions, worded
+  unlike both the question and the seeds. Rocchio costs a vector fetch and a second vector
+  search (within this run's CPU noise at 3k documents; one more vector search per recall at
+  scale), the terms one more full-text query (+8-12 ms CPU p95 here), for nothing.
+- Agreement weighting reproduces RRF: channels agree on the same session's turns.
+- A digest must promote all its members: cutting a window to its most similar turns loses
+  the answer turns, which are worded unlike the question (that is why digests work).
+- Sentence vectors lose more (long turns' topics) than they find.
+- What remains is a change in what the engine knows, not in ranking: a model-made summary or
+  facts per session (derive with a real extractor), or entity linking that knows "violin" is
+  an instrument; neither fits "no model" and the 2 ms recall budget.
 """
 
 from __future__ import annotations
