@@ -159,6 +159,8 @@ L1 tf-idf terms k3 +8        0.659/0.774 0.734/0.850 0.169/0.275 0.846 0.386 0.8
 L2 agreement N10 a1          0.658/0.779 0.741/0.849 0.162/0.275 0.846 0.409 0.895 .855/.535 40
 L2 agreement N20 a2          0.658/0.782 0.743/0.855 0.162/0.268 0.846 0.409 0.902 .855/.535 41
 L2 multi-channel bonus .2    0.643/0.767 0.736/0.850 0.162/0.261 0.846 0.386 0.892 .854/.535 44
+L2 RRF k 20 -> 10            0.651/0.776 0.743/0.857 0.155/0.268 0.853 0.409 0.900 .853/.528 36
+L2 RRF k 20 -> 40            0.647/0.771 0.745/0.862 0.176/0.275 0.853 0.386 0.902 .854/.535 37
 L3 members round robin       0.617/0.738 0.726/0.839 0.183/0.261 0.853 0.364 0.876 .862/.549 42
 L3 best 3 members            0.630/0.747 0.713/0.836 0.183/0.254 0.853 0.318 0.859 .832/.521 41
 L3 best 2, round robin       0.584/0.708 0.683/0.799 0.190/0.254 0.846 0.295 0.809 .826/.521 40
@@ -180,7 +182,8 @@ seeds' mean vector, searched again and fused as one more RRF channel; *Rocchio q
 vector replaces the query's in the vector channel; *tf-idf terms*: the seeds' 8 terms with the
 highest (seeds containing it) x log(1 + N / (1 + df)) added to the full-text query, one more
 channel. L2: each channel's RRF weight 1 + a x (share of its top N found in another channel's
-top N); or a candidate's fused score x (1 + 0.2 per extra channel that found it). L3: how a
+top N); or a candidate's fused score x (1 + 0.2 per extra channel that found it); or the RRF
+constant re-chosen now that digests add two channels. L3: how a
 digest promotes its turns (today: every member, best digest first, each digest's members by
 their own cosine), and how many digests per channel. L4: each turn's sentences (and image
 caption) embedded apart, a turn ranked by its best sentence, as one more channel or in place
