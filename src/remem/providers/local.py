@@ -142,7 +142,7 @@ class LocalEmbedder:
         batch_size: texts per ONNX run (default 64).
         max_tokens: truncation length in tokens (default 256, at most 512).
         int8_matmul: run the weight MatMuls as int8 (``MatMulNBits``, :mod:`.onnx_nbits`;
-            default); False runs the file's graph as is (float32 MatMuls, ~1.4x the query CPU).
+            default); False runs the file's graph as is (float32 MatMuls, ~1.3x the query CPU).
     """
 
     model_id: str = MODEL_ID
