@@ -116,3 +116,20 @@ def test_rows_read_while_the_query_is_embedded_are_not_shown_after_a_change(mem,
     assert "a dog called Rex" not in values and "a cat called Mochi" in values
     assert r.basis_seq == mem.status()["head_seq"]
     assert kept.item_id in {i.id for i in r.items}
+
+
+def test_overlap_is_decided_from_the_environment_or_the_usable_cpus():
+    assert query_vectors.decide_overlap({}, 2) is True
+    assert query_vectors.decide_overlap({}, 1) is False
+    assert query_vectors.decide_overlap({"REMEM_QUERY_OVERLAP": "off"}, 8) is False
+    assert query_vectors.decide_overlap({"REMEM_QUERY_OVERLAP": "on"}, 1) is True
+    assert query_vectors.decide_overlap({"REMEM_QUERY_OVERLAP": "auto"}, 4) is True
+
+
+def test_overlap_is_decided_once_per_process_not_per_recall(monkeypatch):
+    monkeypatch.setattr(query_vectors, "_overlap", None)
+    monkeypatch.setenv("REMEM_QUERY_OVERLAP", "off")
+    assert query_vectors.second_core_free() is False
+    monkeypatch.setenv("REMEM_QUERY_OVERLAP", "on")  # read once: a later change is not seen
+    monkeypatch.setattr(query_vectors.os, "getloadavg", lambda: 1 / 0)  # and no load reads
+    assert query_vectors.second_core_free() is False

@@ -1,12 +1,12 @@
 """Query vectors for recall: embedded beside the full-text and key searches, and remembered.
 
-The query's embedding (about 8.5 ms of CPU for a short query with the bundled model, one
-thread) is the largest single cost of a recall, and it does not depend on the database. So
+The query's embedding (about 6-7 ms of CPU for a short query with the bundled model run as
+int8, one thread; :mod:`remem.providers.onnx_nbits`) is the largest single cost of a recall, and it does not depend on the database. So
 recall starts it on a worker thread (:meth:`QueryVectors.start`) and runs its full-text and
 key searches meanwhile; onnxruntime and sqlite3 both release the GIL, so on two cores the
 wall time is about the larger of the two instead of their sum (CPU time is unchanged). The
 vector is the one the caller's thread would compute: same session, same single intra-op
-thread.
+thread. Whether to overlap is decided once per process (:func:`second_core_free`).
 
 Agents repeat queries, so the last :data:`CACHE_MAX` vectors are kept per process, keyed by
 (model id, dimensions, text): the memory's recorded model, which ``compute``
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -41,17 +41,47 @@ def _executor() -> ThreadPoolExecutor:
         return _pool[1]
 
 
-def second_core_free() -> bool:
-    """Whether embedding beside the searches can pay: more than one CPU and a 1-minute load
-    average below ``cpus - 0.5`` (this recall counts as one). On a busy machine the two
-    threads only take turns on one core, and every hand-off waits for the scheduler
-    (measured: recall p95 worse than running both in turn)."""
-    cpus = os.cpu_count() or 1
+OVERLAP_ENV = "REMEM_QUERY_OVERLAP"
+"""Environment variable that forces the overlap on (``on``/``1``) or off (``off``/``0``);
+unset or ``auto``: on when the process may run on more than one CPU."""
+
+_overlap: bool | None = None
+
+
+def decide_overlap(environ: Mapping[str, str], usable_cpus: int) -> bool:
+    """Whether recall embeds its query on a second thread beside its searches.
+
+    Args:
+        environ: the process environment (read for :data:`OVERLAP_ENV`).
+        usable_cpus: CPUs this process may run on.
+
+    Returns:
+        The forced value when :data:`OVERLAP_ENV` says ``on``/``off``, else ``usable_cpus > 1``.
+        On a machine that is busy all the time, turning it off can pay: the two threads then
+        only take turns on one core (measured once: p95 worse than running both in turn).
+    """
+    value = environ.get(OVERLAP_ENV, "auto").strip().lower()
+    if value in ("1", "on", "true", "yes"):
+        return True
+    if value in ("0", "off", "false", "no"):
+        return False
+    return usable_cpus > 1
+
+
+def _usable_cpus() -> int:
     try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return cpus > 1
-    return cpus > 1 and load < cpus - 0.5
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
+def second_core_free() -> bool:
+    """:func:`decide_overlap` for this process, decided on its first recall and kept (it used
+    to read the load average on every recall)."""
+    global _overlap
+    if _overlap is None:
+        _overlap = decide_overlap(os.environ, _usable_cpus())
+    return _overlap
 
 
 class QueryVectors:
