@@ -153,9 +153,9 @@ def test_concurrent_first_use_loads_the_model_once(monkeypatch: pytest.MonkeyPat
     builds: list[int] = []
     original = LocalEmbedder._build_runtime
 
-    def counting(self: LocalEmbedder) -> Any:
+    def counting(self: LocalEmbedder, **kwargs: Any) -> Any:
         builds.append(1)
-        return original(self)
+        return original(self, **kwargs)
 
     monkeypatch.setattr(LocalEmbedder, "_build_runtime", counting)
     shared = LocalEmbedder()

@@ -43,8 +43,8 @@ def _op_types(model: bytes) -> Counter[str]:
 
 @pytest.fixture(scope="module")
 def both() -> tuple[np.ndarray, np.ndarray]:
-    int8 = LocalEmbedder().embed_batch(TEXTS)
-    float32 = LocalEmbedder(int8_matmul=False).embed_batch(TEXTS)
+    int8 = LocalEmbedder().embed_queries(TEXTS)
+    float32 = LocalEmbedder().embed_batch(TEXTS)
     return int8, float32
 
 
@@ -65,9 +65,14 @@ def test_int8_matmul_keeps_every_text_nearest_to_itself(
 
 def test_single_queries_match_the_same_texts_in_a_batch() -> None:
     embedder = LocalEmbedder()
-    batch = embedder.embed_batch(TEXTS)
-    alone = np.stack([embedder.embed_batch([t])[0] for t in TEXTS])
+    batch = embedder.embed_queries(TEXTS)
+    alone = np.stack([embedder.embed_queries([t])[0] for t in TEXTS])
     np.testing.assert_allclose(alone, batch, atol=1e-5)
+
+
+def test_without_int8_queries_a_query_is_embedded_as_a_stored_text() -> None:
+    plain = LocalEmbedder(int8_queries=False)
+    np.testing.assert_array_equal(plain.embed_queries(TEXTS[:4]), plain.embed_batch(TEXTS[:4]))
 
 
 def test_rewrite_turns_the_36_weight_matmuls_into_matmulnbits() -> None:

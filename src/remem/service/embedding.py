@@ -114,7 +114,8 @@ class EmbeddingService:
         except ConfigInvalid:
             return None  # an unusable embedding section: recall by full text and keys
         self.check(recorded)
-        return self.embedder.embed_batch([text])[0]
+        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed_batch
+        return embed([text])[0]
 
     # --- write hooks -------------------------------------------------------------------------
     def before_write(self, req: Any) -> None:
