@@ -16,7 +16,7 @@ from typing import Any
 
 from remem.domain.access import Operation, Principal, Role, can_read, can_write, may
 from remem.domain.model import Scope
-from remem.errors import NotFound, NotFoundOrNotVisible, PermissionDenied
+from remem.errors import InvalidInput, NotFound, NotFoundOrNotVisible, PermissionDenied
 
 
 def hidden_memory(memory_id: Any) -> NotFoundOrNotVisible:
@@ -167,11 +167,16 @@ class Guard:
         A scoped token's names live under its scope (``user:alice/turn-1``), so two users
         never collide on, squat on or probe each other's ids; a memory-wide principal (owner,
         admin subject) and an in-process principal (built by the embedding program, which
-        chooses its own ids) name things as given.
+        chooses its own ids) name things as given, except a name inside another scope's
+        namespace (``user:alice/t1`` written to ``user:bob``), which goes under the target
+        scope's (``user:bob/user:alice/t1``): no one can squat on a token's namespace.
         """
-        if name is None or self.principal.scope is None or self.principal.token_id is None:
+        if name is None:
             return name
         prefix = f"{scope}/"
+        if self.principal.scope is None or self.principal.token_id is None:
+            # as given, unless it lies in another scope's namespace: that one stays its own
+            return prefix + name if _names_other_scope(name, scope) else name
         return name if name.startswith(prefix) else prefix + name
 
     def find_source(self, ref: Any) -> dict[str, Any] | None:
@@ -194,3 +199,15 @@ class Guard:
 
 
 __all__ = ["Guard", "check_tenant", "hidden", "hidden_memory"]
+
+
+def _names_other_scope(name: str, scope: str) -> bool:
+    """Whether ``name`` starts with a scope handle other than ``scope`` and a ``/``."""
+    head, sep, _ = name.partition("/")
+    if not sep or head == scope:
+        return False
+    try:
+        Scope.parse(head)
+    except InvalidInput:
+        return False
+    return True

@@ -508,8 +508,7 @@ def _observe_captured(memory: Any, scope: str, run_id: str, new: list[dict[str, 
     p = memory.principal
     capture = {"span": dict((context or {}).get("span") or {}), "identity": {
         "scope": scope, "subject": p.subject, "role": p.role.value, "token_id": p.token_id}}
-    if p.token_id is not None and p.scope is not None:
-        run_id = memory.guard.scoped_name(scope, run_id)
+    run_id = memory.guard.scoped_name(scope, run_id)  # never another scope's namespace
     turns = [{k: t[k] for k in ("id", "role", "text", "actor", "occurred_at", "kind", "payload",
                                 "caused_by_log_id") if t.get(k) is not None} for t in new]
     for t in turns:  # a cause must be a source the caller can see

@@ -162,7 +162,7 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
             PermissionDenied: a statement names a scope the principal may not write.
         """
         reqs = []
-        for i, st in enumerate(statements):
+        for i, st in enumerate(_statements(statements)):
             try:
                 self.guard.write(st["scope"])
                 cand = self._candidate(st["scope"], st["key"], st.get("value"),
@@ -527,3 +527,29 @@ def _check_tenant(tenant: str | None) -> None:
         from remem.service.store import check_tenant_id
 
         check_tenant_id(tenant)
+
+
+#: The fields of one ``remember_many`` statement (``remember``'s arguments).
+_STATEMENT_FIELDS = frozenset({"scope", "key", "value", "kind", "valid_at", "source",
+                               "valid_until", "idempotency_key", "metadata", "priority",
+                               "cached_source"})
+
+
+def _statements(statements: Any) -> list[dict[str, Any]]:
+    """The statements of ``remember_many``, each an object of known fields (a field it
+    does not have, such as ``expected_revision``, is never silently ignored).
+
+    Raises:
+        InvalidInput: not a list of objects, or a statement with an unknown field.
+    """
+    if not isinstance(statements, list):
+        raise InvalidInput("statements must be a list of {scope, key, value, ...} objects.",
+                           field="statements")
+    for i, st in enumerate(statements):
+        if not isinstance(st, dict):
+            raise InvalidInput(f"statement {i} is not an object.", index=i, field="statements")
+        unknown = sorted(set(st) - _STATEMENT_FIELDS)
+        if unknown:
+            raise InvalidInput(f"statement {i} has unknown fields {unknown}; allowed: "
+                               f"{sorted(_STATEMENT_FIELDS)}.", index=i, field=unknown[0])
+    return statements

@@ -60,6 +60,8 @@ class IntakeMethods:
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
             run_id = name(scope, run_id or "default")  # its own chain: no shared sequence
+        elif run_id is not None:
+            run_id = name(scope, run_id)  # never into another scope's namespaced run
         return self.ctx.intake.observe(scope, text, role=role, actor=actor,
                                        source_id=name(scope, source_id), run_id=run_id,
                                        occurred_at=occurred_at, kind=kind,
@@ -95,6 +97,8 @@ class IntakeMethods:
         name = self.guard.scoped_name
         if self.principal.token_id is not None and self.principal.scope is not None:
             run_id = name(scope, run_id or "default")  # its own chain: no shared sequence
+        elif run_id is not None:
+            run_id = name(scope, run_id)  # never into another scope's namespaced run
         entries = [replace(e, caused_by_log_id=self.guard.source(e.caused_by_log_id)[
             "source_id"]) if e.caused_by_log_id is not None else e  # a cause the caller sees
             for e in parse_turns(scope, turns, run_id=run_id, recorded_by=self._recorder(),

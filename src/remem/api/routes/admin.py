@@ -37,14 +37,16 @@ def create_memory(body: MemoryCreateIn, principal: Authenticated, request: Reque
 
 @router.get("/memories/{memory_id}", response_model=MemoryOut, summary="Get memory config")
 def get_memory(memory_id: MemoryId, memory: Caller) -> Any:
-    return {"memory_id": memory.id, "config": memory.memory_config()}
+    return {"memory_id": memory.id, "config": memory.memory_config(),
+            "tenant_id": memory.ctx.tenant_id}
 
 
 @router.put("/memories/{memory_id}/config", response_model=MemoryOut,
             summary="Replace memory config")
 def update_config(memory_id: MemoryId, memory: Caller,
                   config: dict[str, Any] = Body(description="The whole new config.")) -> Any:
-    return {"memory_id": memory_id, "config": memory.replace_config(config)}
+    return {"memory_id": memory_id, "config": memory.replace_config(config),
+            "tenant_id": memory.ctx.tenant_id}
 
 
 @router.delete("/memories/{memory_id}", response_model=MemoryDeletedOut,
