@@ -38,7 +38,8 @@ class ErasureReport:
     """What forget erased, per surface (KIP forget plan).
 
     Attributes:
-        state: completed | blocked | pending (about the covered ``scopes`` only).
+        state: completed | blocked | pending | partial (about the covered ``scopes`` only;
+            partial: sources cited by an item under legal hold were kept, see ``reason``).
         items: item ids erased.
         surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}}.
         scopes: "all" (the whole memory) or the sorted scopes this forget covered.
@@ -198,6 +199,7 @@ class Forgetter:
         operation, erased counts per surface and the ids of the sources redacted."""
         counts: dict[str, int] = {}
         erased_sources: list[str] = []
+        held_sources: list[str] = []
 
         def build(state, proj):
             ops.check_revision(state, expected, "Forget")
@@ -208,8 +210,11 @@ class Forgetter:
             counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover,
                                     to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
+            held_sources.extend(counts.pop("_held_source_ids", []))
 
         op = self.memory.writer.operate(scope, key, actor, build, after)
+        if held_sources:
+            counts["_held_sources"] = len(set(held_sources))
         return op, counts, erased_sources
 
     def _report(self, item_ids: list[str], tombstone_count: int, counts: dict[str, int],
@@ -235,7 +240,16 @@ class Forgetter:
         why = scrubbed["reason"] if files_left else None
         if rows_left and why is None:
             why = "Some erased rows are still present; run the forget again."
-        return ErasureReport(state="pending" if why else "completed", items=item_ids,
+        state = "pending" if why else "completed"
+        held = counts.get("_held_sources", 0)
+        if held and state == "completed":
+            surfaces["sources"]["state"] = "blocked"
+            state = "partial"
+            why = (f"{held} source{'s' if held != 1 else ''} containing the value "
+                   f"{'are' if held != 1 else 'is'} cited by an item under legal hold and "
+                   "kept its text; release the hold and forget again to erase "
+                   f"{'them' if held != 1 else 'it'}.")
+        return ErasureReport(state=state, items=item_ids,
                              tombstones=tombstone_count, surfaces=surfaces, actor=actor,
                              scopes=cover, sources=sorted(set(erased_sources)), reason=why)
 

@@ -187,6 +187,17 @@ def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
     return n
 
 
+def held_sources(conn: psycopg.Connection, memory_id: str) -> set[str]:
+    """Source ids that an item under legal hold cites (its source or its provenance): a
+    forget never redacts them ("a hold gives blocked", DESIGN.md forget plan)."""
+    rows = conn.execute("SELECT source_id FROM items WHERE memory_id=%s AND legal_hold AND "
+                        "source_id IS NOT NULL UNION SELECT p.source_id FROM provenance p "
+                        "JOIN items i ON i.memory_id=p.memory_id AND i.item_id=p.item_id "
+                        "WHERE p.memory_id=%s AND i.legal_hold AND p.source_id IS NOT NULL",
+                        (memory_id, memory_id)).fetchall()
+    return {r["source_id"] for r in rows}
+
+
 def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
                 scopes: Sequence[str] | None, at: str,
                 rekey: Callable[[str], str] | None = None) -> dict[str, Any]:
@@ -195,7 +206,8 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
     contains an erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
-        Counts per surface plus ``_source_ids`` (the sources redacted).
+        Counts per surface plus ``_source_ids`` (the sources redacted) and
+        ``_held_source_ids`` (matched but kept: an item under legal hold cites them).
     """
     ids = list(item_ids)
     values = payload_values(conn, memory_id, ids)
@@ -206,6 +218,8 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
                             "source_id = ANY(%s) AND (%s::text[] IS NULL OR scope = ANY(%s))",
                             (memory_id, source_ids, _list(scopes), _list(scopes))).fetchall()
         source_ids = sorted(r["source_id"] for r in rows)
+    held = set(source_ids) & held_sources(conn, memory_id) if source_ids else set()
+    source_ids = sorted(set(source_ids) - held)
     prov = conn.execute("DELETE FROM provenance WHERE memory_id=%s AND item_id = ANY(%s)",
                         (memory_id, ids)).rowcount if ids else 0
     fts, vec = erase_docs(conn, memory_id, [*ids, *source_ids])
@@ -226,7 +240,7 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
                "search_docs": fts,
                "profile_renders": counts["pinned_profiles"], "labels": counts["labels"]}
     record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
-    return {**counts, "_source_ids": source_ids}
+    return {**counts, "_source_ids": source_ids, "_held_source_ids": sorted(held)}
 
 
 def record_scrub(conn: psycopg.Connection, memory_id: str, tables: Sequence[str],

@@ -46,6 +46,17 @@ def provenance_sources(conn: sqlite3.Connection, memory_id: str,
     return sorted(ids | {r[0] for r in rows})
 
 
+def held_sources(conn: sqlite3.Connection, memory_id: str) -> set[str]:
+    """Source ids that an item under legal hold cites (its source or its provenance): a
+    forget never redacts them ("a hold gives blocked", DESIGN.md forget plan)."""
+    rows = conn.execute("SELECT source_id FROM items WHERE memory_id=? AND legal_hold=1 AND "
+                        "source_id IS NOT NULL UNION SELECT p.source_id FROM provenance p "
+                        "JOIN items i ON i.memory_id=p.memory_id AND i.item_id=p.item_id "
+                        "WHERE p.memory_id=? AND i.legal_hold=1 AND p.source_id IS NOT NULL",
+                        (memory_id, memory_id))
+    return {r[0] for r in rows}
+
+
 def payload_values(conn: sqlite3.Connection, memory_id: str,
                    item_ids: Sequence[str]) -> list[Any]:
     if not item_ids:
@@ -298,7 +309,8 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
     erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
-        Counts per surface plus ``_source_ids`` (the sources redacted). ``rekey`` re-keys
+        Counts per surface plus ``_source_ids`` (the sources redacted) and
+        ``_held_source_ids`` (matched but kept: an item under legal hold cites them). ``rekey`` re-keys
         the items' idempotency records (see :func:`forget_idempotency`).
     """
     values = payload_values(conn, memory_id, item_ids)
@@ -308,7 +320,8 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
     known = {r[0] for r in conn.execute(
         f"SELECT source_id FROM sources WHERE memory_id=? AND source_id IN ({_in(source_ids)})"
         + where, (memory_id, *source_ids, *scope_args))} if source_ids else set()
-    source_ids = sorted(known)
+    held = known & held_sources(conn, memory_id) if known else set()
+    source_ids = sorted(known - held)
     prov = conn.execute(f"DELETE FROM provenance WHERE memory_id=? AND item_id IN "
                         f"({_in(item_ids)})", (memory_id, *item_ids)).rowcount if item_ids else 0
     fts, vec = erase_docs(conn, memory_id, [*item_ids, *source_ids])
@@ -323,4 +336,5 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
         "idempotency": forget_idempotency(conn, memory_id, item_ids, rekey),
         "labels": erase_labels(conn, memory_id, item_ids),
         "_source_ids": source_ids,
+        "_held_source_ids": sorted(held),
     }
