@@ -10,7 +10,7 @@ seq) becomes ``HeadMoved`` in one place, :meth:`SqlUnitOfWork.insert_events`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,8 @@ class _Deferred:
     events: list[tuple] = field(default_factory=list)
     labels: dict[str, Any] = field(default_factory=dict)
     payloads: list[tuple] = field(default_factory=list)
+    #: Buffers of other writers in this transaction (``SqlUnitOfWork.held``), by name.
+    others: dict[str, Any] = field(default_factory=dict)
 
 
 def load_label_keys(dialect: Dialect, conn: Any, memory_id: str) -> LabelKeys:
@@ -173,6 +175,19 @@ class SqlUnitOfWork:
             self._insert_ledger_rows(held.events)
         self._insert_labels(held.labels)
         self._insert_payloads(held.payloads)
+        for other in held.others.values():
+            other.flush()
+
+    def held(self, name: str, make: Callable[[], Any]) -> Any:
+        """The buffer another writer of this transaction (the search index) holds its rows in
+        while inserts are deferred: made by ``make()`` on first use, and its ``flush()`` called
+        by :meth:`flush` after the ledger, label and payload rows. None when not deferring
+        (that writer inserts at once)."""
+        if self._deferred is None:
+            return None
+        if name not in self._deferred.others:
+            self._deferred.others[name] = make()
+        return self._deferred.others[name]
 
     def _insert_payloads(self, rows: list[tuple]) -> None:
         if rows:
