@@ -48,3 +48,14 @@ def test_the_text_pool_is_embedded_once_per_run_and_loaded_by_later_sizes(
     assert first["pool_vectors"] == "embedded" and second["pool_vectors"] == "loaded from cache"
     assert len(list(tmp_path.glob("pool-*.npy"))) == 1
     assert second["hit_rate"] > 0.5  # the cached vectors index the right texts
+
+
+def test_a_stop_file_cuts_a_size_short_and_its_row_says_so(tmp_path: Path) -> None:
+    from remem.bench.scale_bench import STOP_FILE, measure_size
+
+    (tmp_path / STOP_FILE).touch()  # before the first chunk: only the single sample is written
+    row = measure_size(120, db=None, out_dir=str(tmp_path), scopes=3, queries=5,
+                       budget_tokens=400, single_sample=10, batch_size=32, verbose=False)
+    assert row["stopped_early"] and row["batched_items"] == 0
+    assert row["items_stored"] == 10 and row["hit_rate"] > 0.5  # asked about what was written
+    assert json.loads((tmp_path / "row-120.json").read_text()) == row

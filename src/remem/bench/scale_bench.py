@@ -53,6 +53,9 @@ from typing import Any
 import remem
 
 MEMORY_PREFIX = "scale"
+#: A file of this name in the out dir makes the size being written stop writing at the next
+#: chunk and be measured at what it holds (``items_stored``; ``stopped_early``).
+STOP_FILE = "STOP"
 P95_GROWTH_GOAL = 3.0
 TOPICS = ("likes", "dislikes", "hobbies", "goals", "projects", "skills", "travel_plans",
           "favorite_books", "favorite_movies", "favorite_foods", "owned_items", "routines",
@@ -245,8 +248,13 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
     progress = _Progress(len(plan), log)
     chunks = spread(rest, batch_size) if pooled else [
         list(rest[i:i + batch_size]) for i in range(0, len(rest), batch_size)]
-    done = 0
+    done, written = 0, []
+    stop = (cache_dir or Path(".")) / STOP_FILE
     for chunk in chunks:
+        if stop.exists():  # an operator cut a long size short: measure what was written
+            if log:
+                log(f"  {STOP_FILE} found: writes stop at {done} items")
+            break
         t = time.perf_counter()
         if pooled:
             texts = [item_text(k, v, None) for _, k, v, _ in chunk]
@@ -262,6 +270,7 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
                 mem.remember(scope, key, value, kind=kind)
             write_s += time.perf_counter() - t1
         done += len(chunk)
+        written += chunk
         progress(done)
     batched_s = embed_s + write_s
     batched_cpu_s = time.process_time() - cpu0
@@ -272,8 +281,8 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
     return {
         "single_items": len(single),
         "single_items_per_s": round(len(single) / single_s, 1) if single_s else None,
-        "batched_items": len(rest),
-        "batched_items_per_s": round(len(rest) / batched_s, 1) if batched_s else None,
+        "batched_items": done,
+        "batched_items_per_s": round(done / batched_s, 1) if batched_s else None,
         "batched_cpu_s": round(batched_cpu_s, 1),
         "batch_size": batch_size,
         "batch_api": ("remember_many" if many is not None else
@@ -284,7 +293,8 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
         "pool_vectors": ("loaded from cache" if cached else "embedded") if pooled else None,
         "batched_embed_s": round(embed_s, 2) if (many is None or pooled) else None,
         "batched_write_s": round(write_s, 2),
-        "write_s": round(single_s + batched_s, 2)}
+        "write_s": round(single_s + batched_s, 2),
+        "_written": written + list(single)}
 
 
 def _db_mb(url: str, memory_path: Path | None) -> float:
@@ -437,8 +447,13 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
         items = sum(mem.status()["items"].values())
     finally:
         store.close()
+    written = writes.pop("_written")
+    stopped = len(written) < n
+    if stopped:  # recall is asked about what was written
+        plan = written
     log(f"measuring recall at {n} ...")
     row = {"items": n, "items_stored": items, "scopes": scopes,
+           "stopped_early": stopped,
            "backend": "sqlite" if path is not None else "postgres", **writes,
            **_recall(url, memory_id, plan, scopes, queries, budget_tokens)}
     row["db_mb"] = round(_db_mb(url, path), 1)
@@ -450,6 +465,8 @@ def measure_size(n: int, *, db: str | None, out_dir: str, scopes: int, queries: 
         row.update(_serve_rss(url, memory_id, [(c[0], f"what {c[1].replace('_', ' ')} "
                                                 f"{c[2].split()[0]}") for c in picks],
                               budget_tokens))
+    (Path(out_dir) / f"row-{n}.json").write_text(json.dumps(row, indent=2) + "\n",
+                                                 encoding="utf-8")  # kept if a later size fails
     return row
 
 
