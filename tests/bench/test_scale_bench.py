@@ -21,6 +21,10 @@ def test_growth_is_normalised_per_ten_times_more_items() -> None:
     assert [(x["per_10x"], x["ok"]) for x in g] == [(2.5, True), (4.0, False)]
     assert growth([{"items": 100, "p95_ms": 1.0}, {"items": 1000, "p95_ms": 2.0}])[0][
         "per_10x"] == 2.0
+    stopped = growth([{"items": 1000, "p95_ms": 1.0},  # a size stopped at 10,000 items
+                      {"items": 1_000_000, "items_stored": 10_000, "stopped_early": True,
+                       "p95_ms": 2.0}])[0]
+    assert (stopped["to"], stopped["per_10x"]) == (10_000, 2.0)
 
 
 def test_two_tiny_sizes_are_measured_and_plotted(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ import numpy as np
 
 _CHUNK = 500  # ids per IN (...) list
 
-_INSERT_DOC = "INSERT INTO search_docs(rowid, memory_id, doc_id, doc_type, scope) VALUES (?,?,?,?,?)"
+_INSERT_DOC = ("INSERT INTO search_docs(rowid, memory_id, doc_id, doc_type, scope) "
+               "VALUES (?,?,?,?,?)")
 _INSERT_FTS = "INSERT INTO search_fts(rowid, terms, scope_key) VALUES (?,?,?)"
 _INSERT_VEC = ("INSERT INTO vectors(memory_id, doc_id, doc_type, scope, model, content_hash, "
                "vec, seq) VALUES (?,?,?,?,?,?,?,?)")
