@@ -21,6 +21,10 @@ def test_growth_is_normalised_per_ten_times_more_items() -> None:
     assert [(x["per_10x"], x["ok"]) for x in g] == [(2.5, True), (4.0, False)]
     assert growth([{"items": 100, "p95_ms": 1.0}, {"items": 1000, "p95_ms": 2.0}])[0][
         "per_10x"] == 2.0
+    stopped = growth([{"items": 1000, "p95_ms": 1.0},  # a size stopped at 10,000 items
+                      {"items": 1_000_000, "items_stored": 10_000, "stopped_early": True,
+                       "p95_ms": 2.0}])[0]
+    assert (stopped["to"], stopped["per_10x"]) == (10_000, 2.0)
 
 
 def test_two_tiny_sizes_are_measured_and_plotted(tmp_path: Path) -> None:
@@ -48,3 +52,14 @@ def test_the_text_pool_is_embedded_once_per_run_and_loaded_by_later_sizes(
     assert first["pool_vectors"] == "embedded" and second["pool_vectors"] == "loaded from cache"
     assert len(list(tmp_path.glob("pool-*.npy"))) == 1
     assert second["hit_rate"] > 0.5  # the cached vectors index the right texts
+
+
+def test_a_stop_file_cuts_a_size_short_and_its_row_says_so(tmp_path: Path) -> None:
+    from remem.bench.scale_bench import STOP_FILE, measure_size
+
+    (tmp_path / STOP_FILE).touch()  # before the first chunk: only the single sample is written
+    row = measure_size(120, db=None, out_dir=str(tmp_path), scopes=3, queries=5,
+                       budget_tokens=400, single_sample=10, batch_size=32, verbose=False)
+    assert row["stopped_early"] and row["batched_items"] == 0
+    assert row["items_stored"] == 10 and row["hit_rate"] > 0.5  # asked about what was written
+    assert json.loads((tmp_path / "row-120.json").read_text()) == row

@@ -56,7 +56,18 @@ def _plain(value: Any) -> bool:
     ``value``: only strings, integers in the safe range, booleans, null, lists/tuples and
     objects with ASCII string keys (code-point order = UTF-16 order). Floats (ECMAScript
     number format), other keys and other types take the rfc8785 path."""
-    if isinstance(value, str) or value is None:
+    t = type(value)  # exact types first, leaves inline: ledger events are flat dicts
+    if t is dict:
+        for k, v in value.items():
+            tv = type(v)
+            if not (isinstance(k, str) and k.isascii()) or not (
+                    tv is str or v is None or tv is bool
+                    or (tv is int and -_SAFE_INT <= v <= _SAFE_INT) or _plain(v)):
+                return False
+        return True
+    if t is str or value is None or t is bool:
+        return True
+    if isinstance(value, str):
         return True
     if isinstance(value, int):
         return -_SAFE_INT <= value <= _SAFE_INT

@@ -85,10 +85,12 @@ class EmbeddingService:
         with self.index.read(self.ctx.id) as snap:
             return snap.embedding()
 
-    def check(self, recorded: tuple[str | None, int | None] | None = None) -> None:
-        """Raises EmbeddingMismatch when the memory was embedded with another model."""
+    def check(self, recorded: tuple[str | None, int | None] | None = None,
+              embedder: Any = None) -> None:
+        """Raises EmbeddingMismatch when the memory was embedded with another model
+        (``embedder``: the configured one, when the caller resolved it already)."""
         model, dims = recorded if recorded is not None else self.recorded()
-        e = self.embedder
+        e = embedder if embedder is not None else self.embedder
         if model is not None and (model != e.model_id or dims != e.dimensions):
             raise EmbeddingMismatch(
                 f"Memory {self.ctx.id!r} was embedded with {model!r} ({dims} dimensions), "
@@ -176,7 +178,7 @@ class EmbeddingService:
             return
         e = self.embedder
         recorded = w.record_embedding(e.model_id, e.dimensions)
-        self.check(recorded)
+        self.check(recorded, e)
         w.put_vectors(e.model_id, rows)
 
     # --- reembed -----------------------------------------------------------------------------

@@ -220,6 +220,7 @@ class Writer:
             occurrences=self.occurrences, priority=req.priority)
         result = self._commit(uow, head, proj, decision, req, scope, key, now, salt, payload)
         if req.on_written is not None:
+            getattr(uow, "settle", lambda: None)()  # held rows first: it may read them
             req.on_written(uow, result)
         if idem_key and decision.outcome is not Outcome.FORGOTTEN:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),

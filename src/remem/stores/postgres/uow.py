@@ -78,6 +78,7 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         """The read model of one (scope, key): items, revision, cardinality, tombstones
         (one round trip after the label keys); the last three by label refs. ``claim_id``:
         only the items of that claim (a partial projection, ``Writer._projection``)."""
+        self.settle(scope, key)
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})

@@ -10,7 +10,7 @@ seq) becomes ``HeadMoved`` in one place, :meth:`SqlUnitOfWork.insert_events`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,56 @@ class _Deferred:
     events: list[tuple] = field(default_factory=list)
     labels: dict[str, Any] = field(default_factory=dict)
     payloads: list[tuple] = field(default_factory=list)
+    #: Buffers of other writers in this transaction (``SqlUnitOfWork.held``), by name.
+    others: dict[str, Any] = field(default_factory=dict)
+    #: Read-model rows of the batch's decisions (``SqlUnitOfWork.save``).
+    saves: _HeldSaves = field(default_factory=lambda: _HeldSaves())
+
+
+@dataclass
+class _HeldSaves:
+    """The rows ``save_projection`` would write for each decision of a batch, merged: an item
+    row or a key revision written again replaces the held one (every column of an item is
+    upserted, so the last row is the row that stays), a key's cardinality and a tombstone
+    keep the first (``ON CONFLICT DO NOTHING``), provenance rows append in order. Item,
+    revision, cardinality and tombstone reads of a (scope, key) this holds rows of flush it
+    first (``SqlUnitOfWork.settle``)."""
+
+    items: dict[str, tuple] = field(default_factory=dict)
+    item_keys: set[tuple[str, str]] = field(default_factory=set)
+    revisions: dict[tuple[str, str], tuple] = field(default_factory=dict)
+    cardinality: dict[str, tuple] = field(default_factory=dict)
+    tombstones: dict[tuple[str, str, str], tuple] = field(default_factory=dict)
+    tombstone_keys: set[tuple[str, str]] = field(default_factory=set)
+    provenance: list[tuple] = field(default_factory=list)
+
+    def add(self, memory_id: str, p: Projection, dialect: Dialect) -> None:
+        """Holds the rows of ``p`` that ``save_projection`` writes (no deletes: a projection
+        that deletes rows is saved at once, see ``SqlUnitOfWork.save``)."""
+        for i in sorted(p.touched_items):
+            rec = p.items[i]
+            self.items.pop(i, None)
+            self.items[i] = item_to_row(memory_id, rec, dialect)
+            self.item_keys.add((rec.scope, rec.key))
+        for s, k in sorted(p.touched_keys):
+            self.revisions.pop((s, k), None)
+            self.revisions[(s, k)] = (memory_id, s, k, p.keys[(s, k)].revision)
+        for k in sorted(p.new_cardinality):
+            self.cardinality.setdefault(k, (memory_id, k, *p.cardinality[k]))
+        for t in sorted(p.new_tombstones):
+            self.tombstones.setdefault(t, (memory_id, *t))
+            self.tombstone_keys.add(t[:2])
+        self.provenance += [(memory_id, pr.item_id, pr.seq, pr.source_id, pr.source_role,
+                             pr.seen_at) for pr in p.new_provenance if pr.item_id in p.items]
+
+    def touches(self, scope: str, key: str, refs: tuple[str, str]) -> bool:
+        """Whether a read of (scope, key) (``refs``: its label refs) would miss held rows."""
+        return ((scope, key) in self.item_keys or refs in self.revisions
+                or refs[1] in self.cardinality or refs in self.tombstone_keys)
+
+    def __bool__(self) -> bool:
+        return bool(self.items or self.revisions or self.cardinality or self.tombstones
+                    or self.provenance)
 
 
 def load_label_keys(dialect: Dialect, conn: Any, memory_id: str) -> LabelKeys:
@@ -166,13 +216,28 @@ class SqlUnitOfWork:
             HeadMoved: another writer took one of the seqs (retryable; the transaction
                 rolls back).
         """
-        held, self._deferred = self._deferred, None
+        held = self._deferred
         if held is None:
             return
+        self.settle()
+        self._deferred = None
         if held.events:
             self._insert_ledger_rows(held.events)
         self._insert_labels(held.labels)
         self._insert_payloads(held.payloads)
+        for other in held.others.values():
+            other.flush()
+
+    def held(self, name: str, make: Callable[[], Any]) -> Any:
+        """The buffer another writer of this transaction (the search index) holds its rows in
+        while inserts are deferred: made by ``make()`` on first use, and its ``flush()`` called
+        by :meth:`flush` after the ledger, label and payload rows. None when not deferring
+        (that writer inserts at once)."""
+        if self._deferred is None:
+            return None
+        if name not in self._deferred.others:
+            self._deferred.others[name] = make()
+        return self._deferred.others[name]
 
     def _insert_payloads(self, rows: list[tuple]) -> None:
         if rows:
@@ -180,7 +245,9 @@ class SqlUnitOfWork:
                 cur.executemany(self.dialect.sql(_INSERT_PAYLOAD), rows)
 
     def _flush_payloads(self) -> None:
-        """Inserts held payload rows before a read of the payloads table."""
+        """Inserts held payload rows (and read-model rows: every payload read joins items or
+        precedes an erasure) before a read of the payloads table."""
+        self.settle()
         if self._deferred is not None and self._deferred.payloads:
             rows, self._deferred.payloads = self._deferred.payloads, []
             self._insert_payloads(rows)
@@ -190,6 +257,7 @@ class SqlUnitOfWork:
         """The read model of one (scope, key): items, revision, cardinality, tombstones (the
         last three by label refs). ``claim_id``: only the items of that claim (a partial
         projection: what a decision on a multi key needs, ``Writer._projection``)."""
+        self.settle(scope, key)
         p = Projection(label_keys=self.label_keys)
         m = self.memory_id
         sref, kref = p.refs(scope, key)
@@ -211,13 +279,37 @@ class SqlUnitOfWork:
         return p
 
     def item_key(self, item_id: str) -> tuple[str, str] | None:
+        self.settle()
         row = self._x("SELECT scope, key FROM items WHERE memory_id=? AND item_id=?",
                       (self.memory_id, item_id)).fetchone()
         return (row["scope"], row["key"]) if row else None
 
     def save(self, p: Projection) -> None:
-        """Writes the rows a fold touched (items, revisions, keys, tombstones, provenance)."""
-        save_projection(self.conn, self.dialect, self.memory_id, p)
+        """Writes the rows a fold touched (items, revisions, keys, tombstones, provenance);
+        while inserts are deferred (a batch) they are held and written together, unless the
+        fold deletes rows (a forget: saved at once, after what is held)."""
+        held = self._deferred.saves if self._deferred is not None else None
+        if held is None or p.forgotten or any(i not in p.items for i in p.touched_items):
+            self.settle()
+            save_projection(self.conn, self.dialect, self.memory_id, p)
+            return
+        held.add(self.memory_id, p, self.dialect)
+
+    def settle(self, scope: str | None = None, key: str | None = None) -> None:
+        """Writes the held read-model rows before a read that could miss them: any read, or
+        with ``scope`` and ``key`` a read of that key's items, revision, cardinality and
+        tombstones (only when rows of it are held)."""
+        held = self._deferred.saves if self._deferred is not None else None
+        if not held:
+            return
+        if scope is not None and key is not None and not held.touches(
+                scope, key, (self.label_keys.ref("scope", scope),
+                             self.label_keys.ref("key", key))):
+            return
+        self._deferred.saves = _HeldSaves()
+        write_rows(self.conn, self.dialect, [], list(held.items.values()), [],
+                   list(held.revisions.values()), list(held.cardinality.values()),
+                   list(held.tombstones.values()), held.provenance)
 
     # --- payloads ------------------------------------------------------------------------
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
@@ -267,6 +359,7 @@ class SqlUnitOfWork:
     def key_provenance(self, scope: str, key: str) -> dict[str, list[dict[str, Any]]]:
         """``{item_id: [{seq, source_id, source_role, seen_at}]}`` of the items of (scope,
         key), each list in seq order (the rows ``Store.provenance`` returns)."""
+        self.settle()
         rows = self._x("SELECT p.item_id, p.seq, p.source_id, p.source_role, p.seen_at FROM "
                        "provenance p JOIN items i ON i.memory_id = p.memory_id AND i.item_id = "
                        "p.item_id WHERE i.memory_id=? AND i.scope=? AND i.key=? ORDER BY p.seq",
@@ -311,38 +404,48 @@ class SqlUnitOfWork:
 def save_projection(conn: Any, dialect: Dialect, memory_id: str, p: Projection) -> None:
     """Writes touched rows of a projection (the write path and rebuild); on PostgreSQL every
     statement goes in one pipeline."""
-    deletes = [(memory_id, i) for i in sorted(p.touched_items) if i not in p.items]
-    upserts = [item_to_row(memory_id, p.items[i], dialect)
-               for i in sorted(p.touched_items) if i in p.items]
+    write_rows(
+        conn, dialect,
+        [(memory_id, i) for i in sorted(p.touched_items) if i not in p.items],
+        [item_to_row(memory_id, p.items[i], dialect)
+         for i in sorted(p.touched_items) if i in p.items],
+        [(memory_id, i) for i in sorted(p.forgotten)],
+        [(memory_id, s, k, p.keys[(s, k)].revision) for s, k in sorted(p.touched_keys)],
+        [(memory_id, k, *p.cardinality[k]) for k in sorted(p.new_cardinality)],
+        [(memory_id, *t) for t in sorted(p.new_tombstones)],
+        [(memory_id, pr.item_id, pr.seq, pr.source_id, pr.source_role, pr.seen_at)
+         for pr in p.new_provenance if pr.item_id in p.items])
+
+
+def write_rows(conn: Any, dialect: Dialect, deletes: list[tuple], upserts: list[tuple],
+               forgotten: list[tuple], revisions: list[tuple], cardinality: list[tuple],
+               tombstones: list[tuple], provenance: list[tuple]) -> None:
+    """Writes read-model rows (one or many folds' worth), each kind with one statement."""
     q = dialect.sql
     with dialect.batch(conn), _cursor(conn) as cur:
         if deletes:
             cur.executemany(q("DELETE FROM items WHERE memory_id=? AND item_id=?"), deletes)
         if upserts:
             cur.executemany(q(UPSERT_ITEM), upserts)
-        if p.forgotten:
+        if forgotten:
             cur.executemany(q("DELETE FROM provenance WHERE memory_id=? AND item_id=?"),
-                            [(memory_id, i) for i in sorted(p.forgotten)])
-        if p.touched_keys:
+                            forgotten)
+        if revisions:
             cur.executemany(
                 q("INSERT INTO key_revisions(memory_id, scope, key, revision) VALUES (?,?,?,?)"
                   " ON CONFLICT (memory_id, scope, key) DO UPDATE SET revision = "
-                  "excluded.revision"),
-                [(memory_id, s, k, p.keys[(s, k)].revision) for s, k in sorted(p.touched_keys)])
-        if p.new_cardinality:
+                  "excluded.revision"), revisions)
+        if cardinality:
             cur.executemany(
                 q("INSERT INTO keys(memory_id, key, cardinality, on_change) VALUES (?,?,?,?) "
-                  "ON CONFLICT DO NOTHING"),
-                [(memory_id, k, *p.cardinality[k]) for k in sorted(p.new_cardinality)])
-        if p.new_tombstones:
+                  "ON CONFLICT DO NOTHING"), cardinality)
+        if tombstones:
             cur.executemany(
                 q("INSERT INTO tombstones(memory_id, scope, key, claim_id) VALUES (?,?,?,?) "
-                  "ON CONFLICT DO NOTHING"), [(memory_id, *t) for t in sorted(p.new_tombstones)])
-        prov = [(memory_id, pr.item_id, pr.seq, pr.source_id, pr.source_role, pr.seen_at)
-                for pr in p.new_provenance if pr.item_id in p.items]
-        if prov:
+                  "ON CONFLICT DO NOTHING"), tombstones)
+        if provenance:
             cur.executemany(q("INSERT INTO provenance(memory_id, item_id, seq, source_id, "
-                              "source_role, seen_at) VALUES (?,?,?,?,?,?)"), prov)
+                              "source_role, seen_at) VALUES (?,?,?,?,?,?)"), provenance)
 
 
 class _cursor:  # noqa: N801 - a context manager over a cursor on either driver

@@ -42,6 +42,7 @@ from remem.stores.sql import sources as source_sql
 from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
+from remem.stores.sqlite.search_batch import HeldIndex
 from remem.stores.sqlite.vecindex import VectorCache
 
 __all__ = ["DOC_ITEM", "DOC_SOURCE", "RecallRow", "SQLiteSearchIndex", "SearchSnapshot",
@@ -73,12 +74,19 @@ def _in(ids: Sequence[Any]) -> str:
 class SearchWriter(SourceLogWriter):
     """Index writes inside a write transaction (``uow.conn``)."""
 
-    def __init__(self, conn: sqlite3.Connection, memory_id: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, memory_id: str,
+                 held: HeldIndex | None = None) -> None:
         self.conn, self.memory_id = conn, memory_id
+        #: Where a batch's rows wait for the unit of work's flush (None: insert at once).
+        self.held = held
 
     def index_text(self, doc_id: str, doc_type: str, scope: str, text: str) -> None:
         """Adds or replaces the full-text row of a document."""
         c, m = self.conn, self.memory_id
+        if self.held is not None:
+            self.held.index_text(doc_id, doc_type, scope, index_terms(text),
+                                 scope_term(m, scope))
+            return
         row = c.execute("SELECT rowid FROM search_docs WHERE memory_id=? AND doc_id=?",
                         (m, doc_id)).fetchone()
         if row is not None:
@@ -99,7 +107,12 @@ class SearchWriter(SourceLogWriter):
 
     def record_embedding(self, model: str, dims: int) -> tuple[str, int]:
         """Records the memory's model on first use; returns the recorded (model, dims)."""
+        if self.held is not None and self.held.embedding is not None:
+            return self.held.embedding  # read (or recorded) earlier in this batch
         cur = self.embedding()
+        if self.held is not None:
+            self.held.embedding = ((cur[0], int(cur[1] or 0)) if cur[0] is not None
+                                   else (model, dims))
         if cur[0] is not None:
             return cur[0], int(cur[1] or 0)
         self.conn.execute("UPDATE memories SET embedding_model=?, dimensions=? WHERE "
@@ -115,6 +128,8 @@ class SearchWriter(SourceLogWriter):
         """
         if not rows:
             return 0
+        if self.held is not None:
+            return self.held.put_vectors(model, rows)
         c, m = self.conn, self.memory_id
         ids = [r[0] for r in rows]
         replaced = 0
@@ -362,8 +377,11 @@ class SQLiteSearchIndex:
         return SearchSnapshot(uow.conn, uow.memory_id, self.cache)
 
     def writer(self, uow: Any) -> SearchWriter:
-        """Index writes in a unit of work's transaction."""
-        return SearchWriter(uow.conn, uow.memory_id)
+        """Index writes in a unit of work's transaction (held for its flush while it defers
+        inserts: a batch, ``search_batch.HeldIndex``)."""
+        held = getattr(uow, "held", None)
+        return SearchWriter(uow.conn, uow.memory_id, held and held(
+            "search", lambda: HeldIndex(uow.conn, uow.memory_id)))
 
     def rebuild_text(self, memory_id: str, digests: bool = True) -> int:
         """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
