@@ -29,8 +29,8 @@ from unittest import mock
 
 
 def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None,
-            stdin: bytes | str | None = None, text: bool = False
-            ) -> subprocess.CompletedProcess:
+            stdin: bytes | str | None = None, text: bool = False,
+            cwd: str | os.PathLike | None = None) -> subprocess.CompletedProcess:
     """Runs ``remem ARGS`` in process.
 
     Args:
@@ -38,6 +38,7 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
         env: the whole environment of the command (default: this process's).
         stdin: bytes (or text, encoded as UTF-8) on standard input; none: empty.
         text: stdout and stderr as ``str`` (decoded UTF-8) instead of bytes.
+        cwd: the working directory during the command (default: unchanged).
 
     Returns:
         CompletedProcess(args, returncode, stdout, stderr).
@@ -67,8 +68,10 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
     for options in (cli.STATE, instantkv.OPTIONS):  # a new process starts with the defaults
         vars(options).clear()
     code = 0
-    real_main = sys.modules["__main__"]
+    real_main, real_cwd = sys.modules["__main__"], os.getcwd()
     sys.modules["__main__"] = types.SimpleNamespace(__package__="remem.cli")
+    if cwd is not None:
+        os.chdir(cwd)
     with mock.patch.dict(os.environ, dict(os.environ if env is None else env), clear=True), \
             mock.patch.object(sys, "argv", argv), mock.patch.object(remem, "open", recording_open), \
             mock.patch.multiple(sys, **streams):
@@ -81,6 +84,7 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
             code = 1
         finally:
             sys.modules["__main__"] = real_main
+            os.chdir(real_cwd)
             for store in opened:
                 store.close()
     stdout, stderr = out.getvalue(), err.getvalue()
