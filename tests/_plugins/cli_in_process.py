@@ -10,10 +10,10 @@ same (tests/cli/test_cli_control_chars.py, tests/cli/test_cli.py).
 What a real process would do is kept: argv given as bytes is decoded as the interpreter
 decodes it (``os.fsdecode``: undecodable bytes become lone surrogates); stdout is strict
 UTF-8 and stderr ``backslashreplace`` UTF-8, as for a pipe; ``sys.exit`` becomes the return
-code; the program is named ``python -m remem.cli.main``; an exception that escapes ``main`` is printed as a traceback on stderr (a real process
-would die with one), so ``"Traceback" not in stderr`` still catches it; every store the
-command opened is closed afterwards (a process would have exited), and the CLI's global
-options start at their defaults.
+code; the program is named ``python -m remem.cli.main``; an exception that escapes ``main``
+is printed as a traceback on stderr (a real process would die with one), so ``"Traceback"
+not in stderr`` still catches it; every store the command opened is closed afterwards (a
+process would have exited), and the CLI's global options start at their defaults.
 """
 
 from __future__ import annotations
@@ -69,24 +69,26 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
         vars(options).clear()
     code = 0
     real_main, real_cwd = sys.modules["__main__"], os.getcwd()
-    sys.modules["__main__"] = types.SimpleNamespace(__package__="remem.cli")
-    if cwd is not None:
-        os.chdir(cwd)
-    with mock.patch.dict(os.environ, dict(os.environ if env is None else env), clear=True), \
-            mock.patch.object(sys, "argv", argv), mock.patch.object(remem, "open", recording_open), \
-            mock.patch.multiple(sys, **streams):
-        try:
-            cli.main()
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except BaseException:  # noqa: BLE001 - what a real process would print, and die of
-            traceback.print_exc(file=sys.stderr)
-            code = 1
-        finally:
-            sys.modules["__main__"] = real_main
-            os.chdir(real_cwd)
-            for store in opened:
-                store.close()
+    patches = (mock.patch.dict(os.environ, dict(os.environ if env is None else env), clear=True),
+               mock.patch.object(sys, "argv", argv), mock.patch.multiple(sys, **streams),
+               mock.patch.object(remem, "open", recording_open))
+    try:
+        sys.modules["__main__"] = types.SimpleNamespace(__package__="remem.cli")
+        if cwd is not None:
+            os.chdir(cwd)
+        with patches[0], patches[1], patches[2], patches[3]:
+            try:
+                cli.main()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+            except Exception:  # noqa: BLE001 - what a real process would print, and die of
+                traceback.print_exc(file=sys.stderr)
+                code = 1
+    finally:
+        sys.modules["__main__"] = real_main
+        os.chdir(real_cwd)
+        for store in opened:
+            store.close()
     stdout, stderr = out.getvalue(), err.getvalue()
     if text:
         stdout, stderr = stdout.decode("utf-8"), stderr.decode("utf-8")
