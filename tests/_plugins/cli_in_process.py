@@ -13,7 +13,8 @@ UTF-8 and stderr ``backslashreplace`` UTF-8, as for a pipe; ``sys.exit`` becomes
 code; the program is named ``python -m remem.cli.main``; an exception that escapes ``main``
 is printed as a traceback on stderr (a real process would die with one), so ``"Traceback"
 not in stderr`` still catches it; every store the command opened is closed afterwards (a
-process would have exited), and the CLI's global options start at their defaults.
+process would have exited), and the CLI's global options start at their defaults and its
+consoles at the size a new process gives them (an earlier test may have fixed it).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
         CompletedProcess(args, returncode, stdout, stderr).
     """
     import remem
-    from remem.cli import instantkv
+    from remem.cli import instantkv, output
     from remem.cli import main as cli
 
     # as ``python -m remem.cli.main`` (click names the program after argv[0] and __main__)
@@ -67,9 +68,14 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
 
     for options in (cli.STATE, instantkv.OPTIONS):  # a new process starts with the defaults
         vars(options).clear()
+    env = dict(os.environ if env is None else env)
+    consoles = [(c, c._width, c._height) for c in (output.console, output.err_console)]
+    for c, _, _ in consoles:  # sized as rich sizes a new Console: by COLUMNS/LINES, if set
+        c._width, c._height = (int(env[n]) if env.get(n, "").isdigit() else None
+                               for n in ("COLUMNS", "LINES"))
     code = 0
     real_main, real_cwd = sys.modules["__main__"], os.getcwd()
-    patches = (mock.patch.dict(os.environ, dict(os.environ if env is None else env), clear=True),
+    patches = (mock.patch.dict(os.environ, env, clear=True),
                mock.patch.object(sys, "argv", argv), mock.patch.multiple(sys, **streams),
                mock.patch.object(remem, "open", recording_open))
     try:
@@ -87,6 +93,8 @@ def run_cli(args: Sequence[str | bytes], *, env: Mapping[str, str] | None = None
     finally:
         sys.modules["__main__"] = real_main
         os.chdir(real_cwd)
+        for c, width, height in consoles:
+            c._width, c._height = width, height
         for store in opened:
             store.close()
     stdout, stderr = out.getvalue(), err.getvalue()
