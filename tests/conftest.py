@@ -24,9 +24,12 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(db_path: Path):
-    """A store on a real SQLite file with the system clock."""
-    s = remem.open(db_path)
+def store(db_path: Path, request):
+    """A store on a real SQLite file (a copy of the migrated template: tests/_plugins/
+    backends.py) with the system clock."""
+    from _plugins.backends import copy_migrated_sqlite  # registered below, imported late
+
+    s = remem.open(copy_migrated_sqlite(request, db_path))
     yield s
     s.close()
 
@@ -38,9 +41,11 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def fixed_store(db_path: Path, clock: FixedClock):
-    """A store on a real SQLite file whose clock the test moves by hand."""
-    s = remem.open(db_path, clock=clock)
+def fixed_store(db_path: Path, clock: FixedClock, request):
+    """A store on a real SQLite file (a migrated copy) whose clock the test moves by hand."""
+    from _plugins.backends import copy_migrated_sqlite
+
+    s = remem.open(copy_migrated_sqlite(request, db_path), clock=clock)
     yield s
     s.close()
 

@@ -9,6 +9,13 @@ tests/conftest.py through ``pytest_plugins``).
 - ``pg_url``: a PostgreSQL database with nothing in it (not even remem's tables), for tests
   of what the first open does.
 
+An SQLite ``store_url`` (and the root conftest's ``store``/``fixed_store`` file) is a copy of
+a file this process migrated once (``sqlite_template``, ``copy_migrated_sqlite``): the
+migrations cost a few commits each, about 0.2 s of wall time per test on a busy disk, a copy
+a few milliseconds; the copy is byte for byte what a first ``remem.open`` leaves (the
+migrations insert nothing random; ``schema_migrations`` keeps the template's times). A test
+marked ``unmigrated`` gets a path with no file, for either backend.
+
 A PostgreSQL ``store_url`` is a clone (``CREATE DATABASE .. TEMPLATE``) of a database this
 process migrated once: cloning costs about a third of creating a database and running every
 migration on it, and the clone holds exactly what a first ``remem.open`` would have left (the
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +44,7 @@ _COUNTER = itertools.count()
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "unmigrated: a PostgreSQL store_url starts empty (the test opens it first)")
+        "markers", "unmigrated: store_url starts empty (the test opens it first)")
 
 
 def _admin(server):
@@ -87,12 +95,36 @@ def pg_database(server=None, *, migrated: bool = True, prefix: str = "m") -> Ite
         drop_database(server, url)
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An SQLite file holding remem's migrated, empty schema (made once per process)."""
+    import remem
+
+    path = tmp_path_factory.mktemp("sqlite-template") / "migrated.db"
+    store = remem.open(path)
+    try:
+        store.list_memories()  # the first use migrates
+    finally:
+        store.close()
+    assert not path.with_name(path.name + "-wal").exists()  # one self-contained file
+    return path
+
+
+def copy_migrated_sqlite(request: pytest.FixtureRequest, path: Path) -> Path:
+    """``path``, now a copy of the migrated template (left absent if the test is
+    ``unmigrated``: its first open migrates)."""
+    if request.node.get_closest_marker("unmigrated") is None:
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+    return path
+
+
 @contextmanager
 def database_url(backend: str, request: pytest.FixtureRequest, path: Path) -> Iterator[str]:
-    """An empty remem database of ``backend``: ``path`` (SQLite) or a database of its own
-    on the session's server (PostgreSQL; empty of tables if the test is ``unmigrated``)."""
+    """An empty remem database of ``backend``: ``path`` (SQLite, a copy of the migrated
+    template) or a database of its own on the session's server (PostgreSQL); empty of
+    tables if the test is ``unmigrated``."""
     if backend == "sqlite":
-        yield str(path)
+        yield str(copy_migrated_sqlite(request, path))
         return
     server = request.getfixturevalue("pg_server")
     migrated = request.node.get_closest_marker("unmigrated") is None

@@ -1,4 +1,10 @@
-"""The real ``remem`` console script in a subprocess (issue 2 "CLI", "Bad input")."""
+"""The ``remem`` console script (issue 2 "CLI", "Bad input").
+
+Most tests run its ``main()`` in this process (``cli``: tests/_plugins/cli_in_process.py,
+with its own argv, environment, stdin and captured output; a real process costs about 1.3 s
+of CPU to start); ``real_cli`` runs the real console script in a subprocess, for the tests
+of what only a process shows (exit codes, the environment, JSON on stdout and one message
+on stderr, help); the one ``run`` helper asserts the same of both."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from datetime import UTC, datetime
 import pytest
 
 import remem
+from _plugins.cli_in_process import run_cli
 
 _SCRIPT = shutil.which("remem", path=str(Path(sys.executable).parent))
 REMEM = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "remem.cli.main"]
@@ -30,7 +37,18 @@ CREATE = {
 
 @pytest.fixture
 def cli(tmp_path):
-    """Runs ``remem ARGS`` with REMEM_DATABASE_URL pointing at a fresh file in tmp_path."""
+    """Runs ``remem ARGS`` (in process) with REMEM_DATABASE_URL pointing at a fresh file in
+    tmp_path."""
+    yield from _cli(tmp_path, real=False)
+
+
+@pytest.fixture
+def real_cli(tmp_path):
+    """As ``cli``, but each command is a real ``remem`` process."""
+    yield from _cli(tmp_path, real=True)
+
+
+def _cli(tmp_path, *, real: bool):
     db = tmp_path / "cli.db"
     env = {**os.environ, "REMEM_DATABASE_URL": str(db), "COLUMNS": "200", "NO_COLOR": "1",
            "TERM": "dumb"}
@@ -38,8 +56,12 @@ def cli(tmp_path):
 
     def run(*args: str, input: str | None = None, expect: int | None = 0,
             extra_env: dict | None = None) -> subprocess.CompletedProcess:
-        proc = subprocess.run([*REMEM, *args], input=input, capture_output=True, text=True,
-                              env={**env, **(extra_env or {})}, cwd=tmp_path, timeout=60)
+        if real:
+            proc = subprocess.run([*REMEM, *args], input=input, capture_output=True, text=True,
+                                  env={**env, **(extra_env or {})}, cwd=tmp_path, timeout=60)
+        else:
+            proc = run_cli(args, stdin=input, text=True, env={**env, **(extra_env or {})},
+                           cwd=tmp_path)
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         if expect is not None:
             assert proc.returncode == expect, (proc.returncode, proc.stdout, proc.stderr)
@@ -85,7 +107,8 @@ def m1(cli):
 # --- memory admin -------------------------------------------------------------------------
 
 
-def test_memory_create_list_show_delete(cli):
+def test_memory_create_list_show_delete(real_cli):
+    cli = real_cli
     assert "Created memory m1" in cli("memory", "create", "m1").stdout
     assert js(cli("--json", "memory", "create", "m2")) == {"memory": "m2", "created": True,
                                                               "tenant": "default"}
@@ -303,7 +326,8 @@ def test_verify_and_rebuild(m1):
 # --- environment, --db, help ------------------------------------------------------------------
 
 
-def test_remem_database_url_is_the_default_and_db_overrides_it(cli):
+def test_remem_database_url_is_the_default_and_db_overrides_it(real_cli):
+    cli = real_cli
     cli("memory", "create", "from-env")
     assert cli.db.exists()
     other = cli.tmp / "other.db"

@@ -2,10 +2,16 @@
 control characters in every output").
 
 Values, source texts, token labels and command-line input hold every class of
-control character; each command that prints them runs as a real ``remem`` process, and its
-stdout and stderr bytes are checked: valid UTF-8, no C0 (but the line breaks between output
-lines), DEL, C1, bidi control or line separator. Human output shows them as visible escapes;
-``--json`` output decodes back to exactly what was stored.
+control character; each command that prints them runs as the ``remem`` console script, and
+its stdout and stderr bytes are checked: valid UTF-8, no C0 (but the line breaks between
+output lines), DEL, C1, bidi control or line separator. Human output shows them as visible
+escapes; ``--json`` output decodes back to exactly what was stored.
+
+The many cases run the console script's ``main()`` in this process
+(tests/_plugins/cli_in_process.py: its own argv, environment, stdin, byte-captured output);
+real ``remem`` processes set up the token label, take the argv that is not UTF-8 (only a real
+interpreter decodes it) and, in ``test_a_real_process_prints_the_same_bytes``, print exactly
+what the in-process runs print for a sample of commands of each kind.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import sys
 import pytest
 
 import remem
+from _plugins.cli_in_process import run_cli
 from remem.cli.output import escape_controls, json_text
 
 # Every class: CSI and OSC sequences, BEL, CR, BS, DEL, C1 (NEL, CSI), bidi overrides and
@@ -32,10 +39,20 @@ RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u20
                  "\u2066-\u2069]")
 
 
-def remem_cmd(db, *args: str | bytes, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def _env(db) -> dict[str, str]:
     env = {**os.environ, "REMEM_DATABASE_URL": str(db), "COLUMNS": "400"}
     env.pop("REMEM_MEMORY", None)
-    return subprocess.run([sys.executable, "-m", "remem.cli.main", *args], env=env,
+    return env
+
+
+def remem_cmd(db, *args: str | bytes, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``remem ARGS`` on ``db``, in this process."""
+    return run_cli(args, env=_env(db), stdin=stdin)
+
+
+def real_remem(db, *args: str | bytes, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``remem ARGS`` on ``db`` as a real process."""
+    return subprocess.run([sys.executable, "-m", "remem.cli.main", *args], env=_env(db),
                           input=stdin, capture_output=True, timeout=120)
 
 
@@ -76,7 +93,7 @@ def db(tmp_path_factory):
     ids["receipt"] = m.observe(BIDI_SCOPE, "I said bidi " + NASTY.replace("\x00", ""),
                                source_id="src-1").receipt_id
     store.close()
-    label = remem_cmd(path, "token", "create", "--memory", "m", "--role", "reader",
+    label = real_remem(path, "token", "create", "--memory", "m", "--role", "reader",
                       "--subject", BIDI_SCOPE, "--label", "lab " + NASTY)
     safe_text(label)
     assert label.returncode == 0
@@ -189,8 +206,26 @@ def test_error_messages_quoting_input_are_escaped(db, args, words):
 
 def test_invalid_utf8_in_the_command_line_is_refused_escaped_not_a_crash(db):
     path, _ = db
-    proc = remem_cmd(path, "-m", b"no\xff\xfepe", "inspect", "user:a", "note")
+    proc = real_remem(path, "-m", b"no\xff\xfepe", "inspect", "user:a", "note")
     _, err = safe_text(proc)
     assert proc.returncode == 1 and "invalid_input" in err and "\\udcff\\udcfe" in err
-    out, _ = safe_text(proc := remem_cmd(path, "--json", "items", "--scope", b"user:\x9b"))
+    out, _ = safe_text(proc := real_remem(path, "--json", "items", "--scope", b"user:\x9b"))
     assert proc.returncode == 1 and json.loads(out)["error"]["details"]["field"] == "argv"
+
+
+@pytest.mark.parametrize("args", [
+    ("-m", "m", "inspect", BIDI_SCOPE, "note"),  # stored text, human
+    ("--json", "-m", "m", "items", "--status", "all"),  # stored text, JSON
+    ("-m", "m", "receipt", "rcp_\x1b]0;x\x07"),  # a RememError quoting input
+    ("--json", "-m", "m", "receipt", "rcp_\x1b]0;x\x07"),  # the same, as a JSON error
+    ("no-such-\x1b[31mcommand\u202e",),  # a usage error quoting input
+    ("-m", "m", "items", "--limit", "x\x1b[2J\x85"),  # a bad option value
+])
+def test_a_real_process_prints_the_same_bytes(db, args):
+    """The in-process runs of this file stand for real ``remem`` processes: a real process
+    gives the same exit code and the same stdout and stderr bytes."""
+    path, _ = db
+    real, here = real_remem(path, *args), remem_cmd(path, *args)
+    safe_text(real)
+    assert (real.returncode, real.stdout, real.stderr) == (
+        here.returncode, here.stdout, here.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import remem
+from _plugins.backends import copy_migrated_sqlite
 from remem.testing.served import Server
 
 from kip.kit import HttpClient, PyClient
@@ -17,9 +18,9 @@ def py(store):
 
 
 @pytest.fixture
-def paused(db_path):
+def paused(db_path, request):
     """Formation waits for a worker (derive jobs queued, not run inline)."""
-    s = remem.open(db_path, derive="worker")
+    s = remem.open(copy_migrated_sqlite(request, db_path), derive="worker")
     mem = s.create_memory("m1")
     yield s, PyClient(mem)
     s.close()
@@ -66,9 +67,9 @@ def model_service():
 
 
 @pytest.fixture
-def modelled(db_path, model_service):
+def modelled(db_path, model_service, request):
     """Memory m1 whose extraction is the scripted remote model."""
-    s = remem.open(db_path, providers={"remote": {"type": "openai",
+    s = remem.open(copy_migrated_sqlite(request, db_path), providers={"remote": {"type": "openai",
                                                   "base_url": model_service.base_url}})
     mem = s.create_memory("m1", {"extraction": {"provider": "remote", "model": "scripted"}})
     yield PyClient(mem), model_service

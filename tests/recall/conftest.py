@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import remem
+from _plugins.backends import copy_migrated_sqlite
 from remem.providers.registry import shared_embedder
 from remem.service.clock import FixedClock
 
@@ -38,8 +39,8 @@ def rclock() -> FixedClock:
 
 
 @pytest.fixture
-def rstore(tmp_path: Path, rclock: FixedClock, local_embedder):
-    s = remem.open(tmp_path / "recall.db", clock=rclock)
+def rstore(tmp_path: Path, rclock: FixedClock, local_embedder, request):
+    s = remem.open(copy_migrated_sqlite(request, tmp_path / "recall.db"), clock=rclock)
     yield s
     s.close()
 
