@@ -77,7 +77,7 @@ def test_a_pooled_bulk_load_writes_what_one_remember_per_item_writes(tmp_path: P
 
 
 def test_the_ann_pass_compares_hnsw_with_exact_search_on_postgresql(monkeypatch) -> None:
-    from remem.bench.scale_bench import _ann_pass
+    from remem.bench.scale_ann import ann_pass as _ann_pass
     from remem.stores.postgres import search as pg_search
     from remem.testing.pgdb import drop_database, shared_server
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from remem.bench import vecindex_bench
-from remem.bench.scale_bench import _tie_aware_overlap
+from remem.bench.scale_ann import tie_aware_overlap as _tie_aware_overlap
 from remem.stores.sqlite import vecindex
 
 

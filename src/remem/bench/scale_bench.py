@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 import remem
+from remem.bench.scale_ann import ann_pass
 
 MEMORY_PREFIX = "scale"
 #: A file of this name in the out dir makes the size being written stop writing at the next
@@ -352,7 +353,7 @@ def _recall(url: str, memory_id: str, plan: Sequence[Claim], scopes: int, querie
             cpu.append((time.process_time() - c) * 1000)
             hits += any(i.value == value for i in r.items)
             truncated += r.truncated
-        ann = _ann_pass(mem, [w[1] for w in work[20:70]], scopes)
+        ann = ann_pass(mem, [w[1] for w in work[20:70]], scopes)
     finally:
         store.close()
     ms, cms = sorted(lat), sorted(cpu)
@@ -363,51 +364,6 @@ def _recall(url: str, memory_id: str, plan: Sequence[Claim], scopes: int, querie
             "mean_ms": round(statistics.fmean(ms), 2), "queries": len(ms),
             "hit_rate": round(hits / len(ms), 3), "truncated_rate": round(truncated / len(ms), 3),
             "budget_tokens": budget_tokens}
-
-
-def _ann_pass(mem: Any, queries: Sequence[str], scopes: int, k: int = 10) -> dict[str, Any]:
-    """Recall@k of the vector search the store uses for a scope set above its exact-search
-    limit (every user scope), against exact search over the same rows, on ``queries``
-    (tie-aware, see :func:`_tie_aware_overlap`). SQLite's exact search is its int8 scan of
-    every row rescored exactly; its ANN is built on the first query (not timed)."""
-    if mem.store.backend == "postgres":
-        from remem.stores.postgres import search as limits
-        kind = "HNSW"
-    else:  # the in-process index: int8 rows, inverted-file ANN, exact rescoring
-        from remem.stores.sqlite import vecindex as limits
-        kind = "IVF (int8, rescored)"
-    scope_set = [f"user:u{i}" for i in range(scopes)]
-    vecs = mem.ctx.embedding.embed(list(queries))
-    limit, found, ann_ms = limits.EXACT_MAX_ROWS, 0.0, []
-    with mem.ctx.embedding.index.read(mem.id) as snap:
-        snap.vectors(vecs[0], scope_set, k, -1.0)  # builds an in-process ANN (timed apart)
-        for q in vecs:
-            t = time.perf_counter()
-            approx = snap.vectors(q, scope_set, k, -1.0)
-            ann_ms.append((time.perf_counter() - t) * 1000)
-            limits.EXACT_MAX_ROWS = 10**12
-            try:
-                exact = snap.vectors(q, scope_set, k, -1.0)
-            finally:
-                limits.EXACT_MAX_ROWS = limit
-            found += _tie_aware_overlap(approx, exact)
-    n = mem.status()["items"]
-    above = sum(n.values()) > limit
-    return {"ann": f"{kind} above {limit} rows" if above else f"exact (<= {limit} rows)",
-            "ann_recall_at_10": round(found / len(vecs), 3) if len(vecs) else None,
-            "ann_p50_ms": round(statistics.median(ann_ms), 2) if ann_ms else None}
-
-
-def _tie_aware_overlap(approx: Sequence[tuple[str, float, str]],
-                       exact: Sequence[tuple[str, float, str]]) -> float:
-    """Share of the exact top k that the approximate top k matched: a hit counts when it is one
-    of the exact hits or scores (exact cosine, both backends return it) at least the exact k-th
-    score. Identical texts embed identically, and with a text pool many rows tie: which of
-    them fills the k-th place is arbitrary on both sides."""
-    if not exact:
-        return 1.0
-    ids, kth = {d for d, _s, _c in exact}, exact[-1][1] - 1e-6
-    return min(1.0, sum(1 for d, s, _c in approx if d in ids or s >= kth) / len(exact))
 
 
 def _serve_rss(url: str, memory_id: str, queries: Sequence[tuple[str, str]],
