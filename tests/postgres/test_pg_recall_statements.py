@@ -100,11 +100,15 @@ def test_the_scope_count_reads_only_the_index(store, pg_url):
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("VACUUM vectors")  # sets the visibility map (else autovacuum's timing decides)
         conn.execute("SET enable_seqscan = off")  # 300 rows: the planner would scan them
+        # Heap fetches and the bitmap-vs-index choice follow the visibility map, which any other
+        # open snapshot in the cluster can keep VACUUM from setting (CI once got a bitmap scan).
+        # What the schema decides is that the index alone covers the count: with bitmap scans off
+        # the planner must say "Index Only Scan" exactly when the index holds every column read.
+        conn.execute("SET enable_bitmapscan = off")
         plan = "\n".join(r[0] for r in conn.execute(
             "EXPLAIN (ANALYZE, COSTS OFF) SELECT count(*) FROM (SELECT 1 FROM vectors WHERE "
             "memory_id = 'm1' AND model = 'hash-32' AND scope = ANY('{user:a}') LIMIT 10001) s"))
     assert f"Index Only Scan using vectors_m{mno}_memory_id_scope_model_idx" in plan, plan
-    assert "Heap Fetches: 0" in plan, plan
 
 
 def _nearest(store, q, scopes, k):
