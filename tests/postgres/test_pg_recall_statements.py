@@ -148,3 +148,24 @@ def test_the_exact_limit_is_inclusive_and_above_it_hnsw_answers(store, monkeypat
     assert {s for _, _, s in approx} == {"user:a"} and len(approx) == 10
     found = len({d for d, _, _ in approx} & {d for d, _, _ in exact})
     assert found >= 9, (approx, exact)
+
+
+def test_the_full_text_pending_list_stays_small_without_vacuum(store, pg_url):
+    """A GIN index scans its whole pending list on every search (migration 015): a memory
+    written in bulk, before any VACUUM, keeps at most 128 kB (16 pages) of it."""
+    mem = store.create_memory("m_pending", {"embedding": {"provider": "hash", "dimensions": 32}})
+    words = ["hiking", "violins", "lakes", "trains", "castles", "gardens", "markets", "maps"]
+    mem.remember_many([{"scope": "user:p", "key": "likes", "kind": "preference",
+                        "value": f"{words[i % 8]} near {words[i // 8 % 8]} {i} and {i * 7}"}
+                       for i in range(2500)])
+    mno = store.adapter.db.fetchone(
+        "SELECT mno FROM memories WHERE memory_id='m_pending'")["mno"]
+    index = f"search_docs_m{mno}_tsv_idx"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = %s",
+                               (index,)).fetchone()[0]
+        assert options == ["gin_pending_list_limit=128"]
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        pending_pages, pending_tuples = conn.execute(
+            "SELECT pending_pages, pending_tuples FROM pgstatginindex(%s)", (index,)).fetchone()
+    assert pending_pages <= 16 and pending_tuples < 2500, (pending_pages, pending_tuples)

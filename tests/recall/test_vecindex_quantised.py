@@ -221,3 +221,28 @@ def test_forget_through_the_memory_erases_the_vector_from_the_cached_index(mem, 
     assert gone.item_id not in {h[0] for h in hits} and kept.item_id in {h[0] for h in hits}
     assert index.cache.index_for(rstore.adapter.conn, "m1").index is idx  # pruned in place
     assert idx.live == 5 and not idx._codes[row].any() and idx._seqs[row] == -1
+
+
+@pytest.mark.parametrize("k,min_score", [(10, -1.0), (50, 0.15), (50, 0.6)])
+def test_pruning_by_the_quantisation_bound_reads_fewer_rows_and_returns_the_same_hits(
+        small: Fixture, monkeypatch: pytest.MonkeyPatch, k: int, min_score: float):
+    view, scopes = small.view(), ["user:a", "user:b"]
+    fetched: list[int] = []
+    fetch = vecindex.IndexView._fetch
+
+    def counting(self, seqs):
+        fetched.append(len(seqs))
+        return fetch(self, seqs)
+
+    monkeypatch.setattr(vecindex.IndexView, "_fetch", counting)
+    for q in queries(small.vectors, 20, seed=7):
+        with small.index.read(MEMORY) as snap:
+            pruned = snap.vectors(q, scopes, k, min_score)
+        with monkeypatch.context() as m:  # every candidate read back, as before pruning
+            m.setattr(vecindex.VectorIndex, "prune", lambda self, q, rows, k, s: rows)
+            with small.index.read(MEMORY) as snap:
+                full = snap.vectors(q, scopes, k, min_score)
+        assert pruned == full
+    with_prune, without = fetched[0::2], fetched[1::2]
+    assert sum(with_prune) < 0.8 * sum(without)
+    assert view.index.prune(queries(small.vectors, 1)[0], np.arange(0), k, min_score).size == 0

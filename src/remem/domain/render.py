@@ -182,8 +182,8 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
     """
     optional = [e for e in entries if not e.required]
 
-    def attempt(kept_optional: list[Entry]) -> tuple[int, dict[str, Any], str, list[Entry],
-                                                     dict[str, str]]:
+    def attempt(kept_optional: list[Entry]) -> tuple[int, dict[str, Any], list[Entry],
+                                                     dict[str, str], str | None]:
         keep = {id(e) for e in kept_optional}
         omitted = [e for e in optional if id(e) not in keep]
         coverage = {c: COMPLETE for c in channels}
@@ -191,7 +191,9 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
             coverage[e.channel] = INCOMPLETE
         kept = [e for e in entries if e.required or id(e) in keep]
         doc = build(kept, bool(omitted), coverage)
-        return meter.size(measure(doc)), doc, serialise(doc), kept, coverage
+        measured = measure(doc)  # the whole document is serialised only when it is kept
+        return (meter.size(measured), doc, kept, coverage,
+                measured if measure is serialise else None)
 
     base, *_ = attempt([])
     if base > budget:
@@ -216,11 +218,11 @@ def pack(entries: Sequence[Entry], *, budget: int, meter: Meter, build: Builder,
             if misses >= MAX_MISSES:
                 break
     while True:
-        size, doc, text, kept, coverage = attempt(chosen)
+        size, doc, kept, coverage, text = attempt(chosen)
         if size <= budget or not chosen:
             omitted = len(optional) - len(chosen)
-            return Rendered(tuple(kept), omitted, omitted > 0, coverage, doc, text, size,
-                            meter.unit)
+            return Rendered(tuple(kept), omitted, omitted > 0, coverage, doc,
+                            serialise(doc) if text is None else text, size, meter.unit)
         chosen.pop()
 
 

@@ -296,9 +296,11 @@ class SearchSnapshot:
                 "n": limit}
         match = "tsv @@ q"
         if share < 0.5:  # a minority of the documents: let the index intersect the scopes
+            # No ":A" weight on the scope lexemes: GIN keeps no weights, so a weighted query
+            # rechecks every candidate row (1.6 -> 1.3 ms at 100k); the scope column test
+            # above already drops a document whose text merely contains such a lexeme.
             match = "tsv @@ (q && CAST(%(sk)s AS tsquery))"
-            args["sk"] = " | ".join(f"{_quote(scope_term(self.memory_id, x))}:A"
-                                    for x in scopes)
+            args["sk"] = " | ".join(_quote(scope_term(self.memory_id, x)) for x in scopes)
         rows = self.conn.execute(
             "SELECT doc_id, scope FROM search_docs, CAST(%(q)s AS tsquery) AS q WHERE "
             f"memory_id=%(m)s AND scope = ANY(%(s)s) AND {match} ORDER BY ts_rank(tsv, q, 1) "

@@ -9,7 +9,8 @@ twice the RAM and 2.7x the CPU to widen, same recall; see ``remem bench vecindex
 0.998 on clustered vectors; 0.988 on real MiniLM vectors at 24k rows).
 
 A query first ranks candidates by the quantised cosine, then reads the float32 vectors of the
-best ``2 k + 20`` candidates back from SQLite (``vectors.vec``, in the caller's snapshot) and
+best ``2 k + 20`` candidates (less those whose quantisation error bound rules them out,
+:meth:`VectorIndex.prune`) back from SQLite (``vectors.vec``, in the caller's snapshot) and
 returns them ranked by the exact cosine. The doc id and scope come from those rows, so a row
 erased in the snapshot is never returned even if RAM still held it.
 
@@ -47,6 +48,9 @@ RESCORE_FACTOR, RESCORE_EXTRA = 2, 20
 #: Rows widened to float32 at a time while scoring (cache-sized: 512 took 2.6 ms of CPU for
 #: 9k rows here, 4096 took 4.8).
 SCORE_CHUNK_ROWS = 512
+#: Added to every quantisation error bound: float32 rounding of both cosines (at most ~2e-5
+#: for unit vectors of 384 dims).
+PRUNE_SLACK = 1e-4
 #: Erased rows (share of all rows) above which the cache reloads the index compactly.
 COMPACT_SHARE = 0.25
 CODECS = ("int8", "float16")
@@ -169,6 +173,28 @@ class VectorIndex:
         rows = np.concatenate([self._rows(c) for c in codes])
         return top_rows(rows, self.scores(q, rows), want)
 
+    def prune(self, query: np.ndarray, rows: np.ndarray, k: int, min_score: float
+              ) -> np.ndarray:
+        """The candidate ``rows`` that can still be among their ``k`` best by exact cosine
+        with an exact cosine of at least ``min_score`` (the others need not be read back).
+
+        An int8 code is off by at most half its row's scale per dimension, so a row's exact
+        cosine lies within ``scale / 2 * sum(|query|)`` (plus float32 slack) of its quantised
+        one. A row whose upper bound is below the ``k``-th best lower bound among ``rows``,
+        or below ``min_score``, cannot change the result; the search returns what it would
+        have returned from every candidate. float16 codes are not pruned.
+        """
+        if self.codec != "int8" or len(rows) == 0:
+            return rows
+        approx = self.scores(query, rows)
+        slack = self._scale[rows] * np.float32(0.5 * float(np.abs(query).sum()) * 1.001) \
+            + np.float32(PRUNE_SLACK)
+        floor = np.float32(min_score)
+        if len(rows) > k:
+            low = approx - slack
+            floor = max(floor, np.partition(low, len(rows) - k)[len(rows) - k])
+        return rows[approx + slack >= floor]
+
     def _rows(self, code: int) -> np.ndarray:
         """Row numbers of one scope (cached until rows are added or erased)."""
         rows = self._rows_cache.get(code)
@@ -232,6 +258,7 @@ class IndexView:
         if q.shape != (self.index.dims,):
             return []
         rows = self.index.candidates(q, scopes, RESCORE_FACTOR * k + RESCORE_EXTRA)
+        rows = self.index.prune(q, rows, k, min_score)
         if len(rows) == 0:
             return []
         wanted, hits = set(scopes), []
