@@ -72,7 +72,7 @@ def test_postgres_live_rows_hold_neither_value_nor_key_label(pg_probe):
             assert not [r for (r,) in rows if KEY in r or VALUE in r or SCOPE in r], table
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "PostgreSQL keeps the forgotten key label in the items heap (dead tuple) and in the "
     "items_key / items_key_label indexes: the scrub rewrites only the per-memory text "
     "partitions. Needs items (or the label columns) partitioned per memory and rewritten "
@@ -85,7 +85,7 @@ def test_postgres_completed_forget_leaves_no_key_label_in_the_files(pg_probe, pg
     assert KEY.encode() not in data
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "PostgreSQL keeps the forgotten scope's label in the items heap and index and in the "
     "memory's own vectors partition and its (memory_id, scope, model) index after the "
     "report said completed: the vectors partition is not rewritten on this path."))
@@ -118,7 +118,7 @@ def test_sqlite_completed_forget_leaves_no_copy_of_the_items_vector(tmp_path):
         p.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "PostgreSQL deletes the erased item's vector row but never rewrites the vectors "
     "partition (erasure.SCRUB_SURFACES leaves it out: 'floats, not text'), so the embedding "
     "of the forgotten text stays in the heap and HNSW files after 'completed'. An embedding "
