@@ -350,8 +350,11 @@ class SqlStore:
 
     def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
         """Removes a source's text and salt and its full-text row and vector (the chain row
-        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock)."""
+        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock). A source
+        an item under legal hold cites is left as it is: ``{"held": 1}``."""
         with self._write() as c:
+            if source_id in self.erasure.held_sources(c, memory_id):
+                return {"held": 1}
             fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
             n = self.erasure.redact_sources(c, memory_id, [source_id], at)
             self._scrub_owed(c, memory_id, [t for t, k in (("sources", n), ("receipts", n),
