@@ -128,6 +128,13 @@ class SqlStore:
                 self._x(c, "INSERT INTO memory_secrets(memory_id, claim_secret, keyed_labels) "
                            "VALUES (?,?,?)", (memory_id, claim_secret, self.dialect.flag(True)))
 
+    def held_item_ids(self, memory_id: str) -> list[str]:
+        """Ids of the memory's items under legal hold (any status), bytewise order."""
+        rows = self._all("SELECT item_id FROM items WHERE memory_id=? AND legal_hold=? "
+                         "ORDER BY " + self.dialect.bytewise("item_id"),
+                         (memory_id, self.dialect.flag(True)))
+        return [r["item_id"] for r in rows]
+
     def claim_secret(self, memory_id: str) -> bytes | None:
         """The memory's claim-id secret; None for a memory created before keyed claim ids."""
         row = self._one("SELECT claim_secret FROM memory_secrets WHERE memory_id=?",
