@@ -58,3 +58,14 @@ def test_the_memory_export_still_restores_after_the_attempts(probe, tmp_path):
         assert "invoice_total" in {i.key for i in mem.items().items}
     finally:
         store.close()
+
+
+def test_a_type_of_128_bytes_is_taken_as_documented(probe):
+    """docs/log-facts.md: ``type`` is a free string of at most 128 bytes (the route said 64
+    characters, 422)."""
+    ok = probe.call("aw", "POST", "/memory/m1/facts", json={
+        "scope": "user:alice", "key": "long_type", "content": 1, "type": "t" * 128})
+    assert ok.status_code == 200, ok.text
+    over = probe.call("aw", "POST", "/memory/m1/facts", json={
+        "scope": "user:alice", "key": "long_type2", "content": 1, "type": "é" * 65})
+    assert over.status_code == 400 and over.json()["error"]["details"]["field"] == "type"
