@@ -79,7 +79,10 @@ def create_app(store: Any, *, max_body_bytes: int = MAX_BODY_BYTES,
     """
     from remem.api.routes import ROUTERS
 
+    # no /docs or /redoc: FastAPI's pages load scripts from a CDN on this origin (the manage
+    # view's); the API is described by /openapi.json
     app = FastAPI(title="remem", version=_version(), description=DESCRIPTION,
+                  docs_url=None, redoc_url=None,
                   openapi_tags=[{"name": n} for n in ("items", "conflicts", "memory",
                                                       "recall", "admin", "health")])
     if serialize is None:

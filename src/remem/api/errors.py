@@ -86,7 +86,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     if exc.status_code == 404:
-        message = f"No route {request.method} {request.url.path}; see /docs."
+        message = f"No route {request.method} {request.url.path}; see /openapi.json."
     elif exc.status_code == 400:
         message = f"Request body could not be parsed ({exc.detail}); send a JSON document."
     elif exc.status_code == 405:

@@ -46,7 +46,7 @@ class FactIn(_In):
     content: Any = Field(description=f"The fact's JSON content: up to {MAX_FACT_VALUE_BYTES:,} "
                          f"bytes inline, up to {MAX_BLOB_BYTES:,} bytes in the blob store.",
                          examples=[{"diet": "vegan", "allergies": ["peanuts"]}])
-    type: str | None = Field(default=None, max_length=64, examples=["user-profile"],
+    type: str | None = Field(default=None, max_length=128, examples=["user-profile"],
                              description="Pack-defined fact type (default: from the kind).")
     kind: str | None = Field(default=None, max_length=32, examples=["profile_slot"])
     retention: FactRetentionIn | None = None

@@ -74,13 +74,22 @@ def kind_of_type(fact_type: str) -> Kind:
         return Kind.FACT
 
 
+RESERVED_TYPE_PREFIX = "remem-"
+"""Types of the export's own bookkeeping records (``remem-claim-key``, ``remem-item-state``,
+``remem-tombstone``): a fact may not take one, or its export line would read back as one."""
+
+
 def check_type(fact_type: Any) -> str:
     """Validates a pack-defined type: a non-empty string of at most 128 UTF-8 bytes, no
-    control characters.
+    control characters, not starting with :data:`RESERVED_TYPE_PREFIX`.
 
     Raises:
         InvalidInput: otherwise.
     """
+    if isinstance(fact_type, str) and fact_type.startswith(RESERVED_TYPE_PREFIX):
+        raise InvalidInput(f"type may not start with {RESERVED_TYPE_PREFIX!r}: remem's export "
+                           "uses those types for its own records; choose another type.",
+                           field="type")
     if (not isinstance(fact_type, str) or not fact_type.strip()
             or len(fact_type.encode("utf-8", "surrogatepass")) > MAX_TYPE_BYTES
             or any(ord(ch) < 32 or 0xD800 <= ord(ch) <= 0xDFFF for ch in fact_type)):

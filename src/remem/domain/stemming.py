@@ -19,12 +19,21 @@ _VOWELS = frozenset("aeiou")
 
 
 def _is_cons(w: str, i: int) -> bool:
+    """Porter's consonant: not a vowel, and a ``y`` only at the start or after a vowel.
+
+    A run of ``y`` alternates (the first is a consonant at the start or after a vowel), so it
+    is read without recursion: a word of a thousand ``y`` no longer exhausts the stack.
+    """
     ch = w[i]
     if ch in _VOWELS:
         return False
-    if ch == "y":
-        return i == 0 or not _is_cons(w, i - 1)
-    return True
+    if ch != "y":
+        return True
+    first = i
+    while first > 0 and w[first - 1] == "y":
+        first -= 1
+    first_is_cons = first == 0 or w[first - 1] in _VOWELS
+    return first_is_cons == ((i - first) % 2 == 0)
 
 
 def _measure(stem: str) -> int:

@@ -131,11 +131,17 @@ def _bigrams(run: str) -> list[str]:
 MIN_STEM_LETTERS = 4
 """Shorter words are never stemmed (Porter leaves most of them alone anyway)."""
 
+MAX_STEM_LETTERS = 64
+"""Longer words are never stemmed: no English word is that long, and the stemmer's cost
+grows with the square of a run of ``y`` (a 16 KB word would cost seconds of CPU)."""
+
 
 def stem_of(word: str) -> str | None:
-    """The Porter stem of a casefolded ASCII word of at least :data:`MIN_STEM_LETTERS`
-    letters when it differs from the word, else None (``"camping"`` -> ``"camp"``)."""
-    if len(word) < MIN_STEM_LETTERS or not word.isascii() or not word.isalpha():
+    """The Porter stem of a casefolded ASCII word of :data:`MIN_STEM_LETTERS` to
+    :data:`MAX_STEM_LETTERS` letters when it differs from the word, else None
+    (``"camping"`` -> ``"camp"``)."""
+    if not MIN_STEM_LETTERS <= len(word) <= MAX_STEM_LETTERS or not word.isascii() \
+            or not word.isalpha():
         return None
     stem = porter_stem(word)
     return stem if stem != word else None

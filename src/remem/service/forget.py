@@ -278,6 +278,9 @@ class Forgetter:
 
         Returns:
             {"state": completed | pending, "source_id", "surfaces", "scopes", "reason"}.
+
+        Raises:
+            LegalHoldActive: an item under legal hold cites the source (nothing erased).
         """
         from remem.service.guard import hidden
 
@@ -288,6 +291,10 @@ class Forgetter:
         now = to_iso(self.memory.clock.now())
         # the redaction records the scrub it owes in its own transaction (survives a crash)
         counts = self.store.redact_source(self.memory.id, source_id, now)
+        if counts.pop("held", 0):
+            raise LegalHoldActive(
+                f"Source {source_id!r} is cited by an item under legal hold; an admin must "
+                "release the hold before its text can be erased.", source_id=source_id)
         scrubbed = self.store.scrub_after_erasure(self.memory.id, now)
         left = self.store.erasure_remaining(self.memory.id, [], [source_id])
         why = scrubbed["reason"] if scrubbed["state"] != "completed" else None

@@ -176,7 +176,7 @@ class Guard:
         prefix = f"{scope}/"
         if self.principal.scope is None or self.principal.token_id is None:
             # as given, unless it lies in another scope's namespace: that one stays its own
-            return prefix + name if _names_other_scope(name, scope) else name
+            return prefix + name if names_other_scope(name, scope) else name
         return name if name.startswith(prefix) else prefix + name
 
     def find_source(self, ref: Any) -> dict[str, Any] | None:
@@ -201,8 +201,9 @@ class Guard:
 __all__ = ["Guard", "check_tenant", "hidden", "hidden_memory"]
 
 
-def _names_other_scope(name: str, scope: str) -> bool:
-    """Whether ``name`` starts with a scope handle other than ``scope`` and a ``/``."""
+def names_other_scope(name: str, scope: str) -> bool:
+    """Whether ``name`` starts with a scope handle other than ``scope`` and a ``/`` (a name
+    inside another scope's namespace, e.g. ``user:bob/t1`` for ``user:maya``)."""
     head, sep, _ = name.partition("/")
     if not sep or head == scope:
         return False

@@ -81,6 +81,8 @@ def _record_field(rec: dict[str, Any], field: str) -> str:
 
 def _reason(exc: InvalidInput) -> str:
     """The checking error's kind, without any value the caller sent."""
+    if isinstance(exc.details.get("reason"), str):
+        return exc.details["reason"]
     return {"scope": "not a scope handle", "key": "not a snake_case key",
             "kind": "not a remem kind"}.get(str(exc.details.get("field")), "refused")
 
@@ -93,6 +95,7 @@ def check(rec: lf.Parsed, blobs: Any = None) -> None:
 
     if isinstance(rec, lf.SourceIn):
         r = rec.row
+        _check_namespace(r)
         if r["text"] is not None:
             validate_observation(r["scope"], r["text"], r["role"], r["kind"], r["run_id"],
                                  r["source_id"], r["actor"])
@@ -113,6 +116,24 @@ def check(rec: lf.Parsed, blobs: Any = None) -> None:
     elif isinstance(rec, lf.TombstoneIn) and not rec.scope.startswith(REF_PREFIX):
         Scope.parse(rec.scope)
         parse_key(rec.key)
+
+
+def _check_namespace(row: dict[str, Any]) -> None:
+    """A LogEntry's ``id`` and ``runId`` may not lie in another scope's namespace
+    (``user:bob/t1`` in scope ``user:maya``): every write path puts such a name under its own
+    scope (``Guard.scoped_name``), so an imported file may not squat on a scoped token's
+    source ids or runs either.
+
+    Raises:
+        InvalidInput: ``field`` ``source_id`` or ``run_id``.
+    """
+    from remem.service.guard import names_other_scope
+
+    for field in ("source_id", "run_id"):
+        name = row[field]
+        if isinstance(name, str) and names_other_scope(name, row["scope"]):
+            raise InvalidInput(f"{field} lies in another scope's namespace.", field=field,
+                               reason="in another scope's namespace")
 
 
 def _bucket(ref: str) -> str:

@@ -67,8 +67,22 @@ class AdminMethods:
         return self.owner.context(self.id).config
 
     def delete(self) -> dict[str, int]:
-        """Purges the memory (ledger, every row, its tokens); returns rows per table."""
+        """Purges the memory (ledger, every row, its tokens); returns rows per table.
+
+        Raises:
+            LegalHoldActive: items are under legal hold (``details.held``); nothing deleted.
+        """
+        from remem.errors import LegalHoldActive
+
         self.guard.manage("delete the memory")
+        held = self.store.held_item_ids(self.id)
+        if held:
+            n = len(held)
+            raise LegalHoldActive(
+                f"{n} item{'s' if n != 1 else ''} of memory {self.id} "
+                f"{'are' if n != 1 else 'is'} under legal hold, so nothing was deleted. An "
+                "admin must release the holds first (`remem hold ITEM_ID --release`).",
+                memory=self.id, held=n, item_ids=held[:100])
         return self.owner.delete_memory(self.id)
 
     def create_token(self, role: str, subject: str, label: str | None = None) -> tuple[str, Any]:

@@ -55,7 +55,9 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
     Scope.parse(scope)
     for name, v in (("text", text), ("actor", actor), ("source_ref", source_ref),
                     ("target", target)):
-        check_text(v, f"input.{name}", MAX_OBSERVE_BYTES if name == "text" else 512)
+        # a target is a KIP Ref (decision_ref / attempt_ref): the schema allows 1,024
+        limit = {"text": MAX_OBSERVE_BYTES, "target": 1024}.get(name, 512)
+        check_text(v, f"input.{name}", limit)
     if role not in ("agent", "assistant", "user"):
         raise InvalidInput("feedback role must be agent (self-report) or user (a person).",
                            field="input.role")

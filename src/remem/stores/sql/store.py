@@ -128,6 +128,13 @@ class SqlStore:
                 self._x(c, "INSERT INTO memory_secrets(memory_id, claim_secret, keyed_labels) "
                            "VALUES (?,?,?)", (memory_id, claim_secret, self.dialect.flag(True)))
 
+    def held_item_ids(self, memory_id: str) -> list[str]:
+        """Ids of the memory's items under legal hold (any status), bytewise order."""
+        rows = self._all("SELECT item_id FROM items WHERE memory_id=? AND legal_hold=? "
+                         "ORDER BY " + self.dialect.bytewise("item_id"),
+                         (memory_id, self.dialect.flag(True)))
+        return [r["item_id"] for r in rows]
+
     def claim_secret(self, memory_id: str) -> bytes | None:
         """The memory's claim-id secret; None for a memory created before keyed claim ids."""
         row = self._one("SELECT claim_secret FROM memory_secrets WHERE memory_id=?",
@@ -350,8 +357,11 @@ class SqlStore:
 
     def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
         """Removes a source's text and salt and its full-text row and vector (the chain row
-        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock)."""
+        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock). A source
+        an item under legal hold cites is left as it is: ``{"held": 1}``."""
         with self._write() as c:
+            if source_id in self.erasure.held_sources(c, memory_id):
+                return {"held": 1}
             fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
             n = self.erasure.redact_sources(c, memory_id, [source_id], at)
             self._scrub_owed(c, memory_id, [t for t, k in (("sources", n), ("receipts", n),
