@@ -10,7 +10,10 @@ can itself be the secret (``hiv_status``, ``pregnancy_due``). Worse, the erased 
 **embedding** stays too: the ``vectors`` partition is deliberately not rewritten (the code
 says its dead tuples "hold floats, not text"), yet an embedding can be inverted to an
 approximation of the forgotten text, and DESIGN says erasure deletes vectors. Real server on loopback, real
-PostgreSQL from the test plugin, real SQLite file for the comparison."""
+PostgreSQL from the test plugin, real SQLite file for the comparison.
+Fixed: the scrub after a forget now also rewrites the memory's vector partition and the
+``items`` table (``stores/postgres/erasure.py``; see tests/forget/test_pg_scrub_large_tables.py
+for tables too large to rewrite during the request)."""
 
 from __future__ import annotations
 
@@ -72,11 +75,6 @@ def test_postgres_live_rows_hold_neither_value_nor_key_label(pg_probe):
             assert not [r for (r,) in rows if KEY in r or VALUE in r or SCOPE in r], table
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "PostgreSQL keeps the forgotten key label in the items heap (dead tuple) and in the "
-    "items_key / items_key_label indexes: the scrub rewrites only the per-memory text "
-    "partitions. Needs items (or the label columns) partitioned per memory and rewritten "
-    "by the scrub, or the report must not say completed."))
 def test_postgres_completed_forget_leaves_no_key_label_in_the_files(pg_probe, pg_server):
     p, url = pg_probe
     _write_and_forget(p)
@@ -85,10 +83,6 @@ def test_postgres_completed_forget_leaves_no_key_label_in_the_files(pg_probe, pg
     assert KEY.encode() not in data
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "PostgreSQL keeps the forgotten scope's label in the items heap and index and in the "
-    "memory's own vectors partition and its (memory_id, scope, model) index after the "
-    "report said completed: the vectors partition is not rewritten on this path."))
 def test_postgres_completed_forget_leaves_no_scope_label_in_the_files(pg_probe, pg_server):
     p, url = pg_probe
     _write_and_forget(p)
@@ -118,11 +112,6 @@ def test_sqlite_completed_forget_leaves_no_copy_of_the_items_vector(tmp_path):
         p.close()
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "PostgreSQL deletes the erased item's vector row but never rewrites the vectors "
-    "partition (erasure.SCRUB_SURFACES leaves it out: 'floats, not text'), so the embedding "
-    "of the forgotten text stays in the heap and HNSW files after 'completed'. An embedding "
-    "can be inverted to an approximation of its text; DESIGN says erasure deletes vectors."))
 def test_postgres_completed_forget_leaves_no_copy_of_the_items_vector(pg_probe, pg_server):
     p, url = pg_probe
     p.ok("root", "POST", "/memory/m1/items", json={"scope": SCOPE, "key": KEY, "value": VALUE})

@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def worker(
-        once: Annotated[bool, typer.Option("--once", help="Run due jobs, then exit.")] = False,
+        once: Annotated[bool, typer.Option("--once", help="Run due jobs and owed erasure scrubs, then exit.")] = False,
         poll_s: Annotated[float, typer.Option(help="Idle poll interval, seconds.")] = 0.5,
         providers_file: ProvidersFile = None,
     ) -> None:
@@ -117,6 +117,7 @@ def register(app: typer.Typer) -> None:
             w = Worker(open_store())
             if once:
                 out = w.run_until_idle()
+                w.finish_erasures()  # scrubs a forget left pending (e.g. a large table)
                 emit(out, f"ran {len(out)} jobs")
                 return
             stopping = {"now": False}

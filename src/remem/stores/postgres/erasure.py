@@ -27,13 +27,18 @@ from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_t
 from remem.domain.digests import digest_ids_of
 
 FORGOTTEN_DIGEST = "forgotten"
-#: Partitioned tables whose rows hold erased text (or a digest of it), rewritten by the
-#: scrub, and the report surface of each. ``vectors`` is not among them: its rows are deleted
-#: in the forget transaction, but rewriting it would rebuild the memory's HNSW index (minutes
-#: at 100k rows); its dead tuples hold floats, not text, and go with autovacuum.
+#: Tables whose rows held erased content, rewritten by the scrub, and the report surface of
+#: each. ``vectors``: a dead tuple keeps the erased text's embedding, from which text can be
+#: largely reconstructed. ``items``: the dead tuple and the key indexes keep the raw scope and
+#: key labels that forget replaced by keyed refs (the probe found both in the files).
 SCRUB_SURFACES = {"payloads": "payloads", "idempotency": "payloads", "sources": "sources",
                   "search_docs": "full_text", "profile_renders": "pinned_profiles",
-                  "labels": "payloads"}
+                  "labels": "payloads", "vectors": "vectors", "items": "payloads"}
+#: Tables whose rewrite grows with the data, not with what was erased: the memory's vectors
+#: (VACUUM FULL rebuilds its HNSW index: ~12 s at 10k rows on this machine under load) and
+#: the items table of every memory. Right after a forget they are rewritten only while at
+#: most ``inline_max_bytes``; larger ones stay pending for the worker's catch-up scrub.
+LARGE_TABLES = frozenset({"vectors", "items"})
 
 
 def _scalar(conn: psycopg.Connection, query: str, args: Sequence[Any]) -> Any:
@@ -238,7 +243,10 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
     touched = {"payloads": payloads, "idempotency": counts["idempotency"],
                "sources": counts["sources"], "receipts": counts["sources"],
                "search_docs": fts,
-               "profile_renders": counts["pinned_profiles"], "labels": counts["labels"]}
+               "profile_renders": counts["pinned_profiles"], "labels": counts["labels"],
+               # a redacted source's digests lose their vectors too; tombstoned items lose
+               # their raw labels (the caller rewrites the rows in this transaction)
+               "vectors": vec + counts["sources"], "items": len(ids)}
     record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
     return {**counts, "_source_ids": source_ids, "_held_source_ids": sorted(held)}
 
@@ -316,8 +324,9 @@ def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
         """, {"x": xid})
 
 
-#: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets.
-PLAIN_TABLES = frozenset({"memory_secrets", "receipts"})
+#: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets,
+#: receipts' digests, the items' raw labels.
+PLAIN_TABLES = frozenset({"memory_secrets", "receipts", "items"})
 
 
 def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:
@@ -335,15 +344,41 @@ def pending_count(conn: psycopg.Connection, memory_id: str | None = None) -> int
                    "(%(m)s::text IS NULL OR memory_id = %(m)s)", {"m": memory_id})
 
 
-def scrub(conn: psycopg.Connection, *, wait_s: float, now: str) -> dict[str, str]:
-    """Rewrites the partitions owed a scrub (VACUUM FULL) once the snapshot horizon has
-    passed the erasing transaction; waits up to ``wait_s`` seconds for old snapshots.
-
-    Returns:
-        {memory_id: "done" | "pending"}.
-    """
+def _table_name(table: str, mno: int | None) -> str | None:
     from remem.stores.postgres.connection import partition_name
 
+    if table in PLAIN_TABLES:
+        return table
+    return None if mno is None else partition_name(table, mno)  # None: memory deleted
+
+
+def _rewrite(conn: psycopg.Connection, job: dict[str, Any],
+             inline_max_bytes: int | None) -> bool:
+    """VACUUM FULL of the job's tables; a large table above ``inline_max_bytes`` is left for
+    the catch-up scrub. Returns True when every table was rewritten."""
+    complete = True
+    for table in job["tables"]:
+        name = _table_name(table, job["mno"])
+        if name is None:
+            continue
+        if inline_max_bytes is not None and table in LARGE_TABLES and _scalar(
+                conn, "SELECT pg_total_relation_size(%s::regclass)", (name,)) > inline_max_bytes:
+            complete = False
+            continue
+        conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(name)))
+    return complete
+
+
+def scrub(conn: psycopg.Connection, *, wait_s: float, now: str,
+          inline_max_bytes: int | None = None) -> dict[str, str]:
+    """Rewrites the tables owed a scrub (VACUUM FULL) once the snapshot horizon has passed
+    the erasing transaction; waits up to ``wait_s`` seconds for old snapshots. With
+    ``inline_max_bytes`` (right after a forget) a vectors partition or items table larger
+    than that is left for a later call without it (the worker's catch-up).
+
+    Returns:
+        {memory_id: "done" | "pending" | "deferred"} (deferred: a large table is left).
+    """
     out: dict[str, str] = {}
     for job in pending_scrubs(conn):
         deadline = time.monotonic() + wait_s
@@ -353,14 +388,9 @@ def scrub(conn: psycopg.Connection, *, wait_s: float, now: str) -> dict[str, str
                 break
             time.sleep(0.02)
         else:
-            for table in job["tables"]:
-                if table in PLAIN_TABLES:
-                    name = table
-                elif job["mno"] is None:  # the memory was deleted: its partitions are gone
-                    continue
-                else:
-                    name = partition_name(table, job["mno"])
-                conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(name)))
+            if not _rewrite(conn, job, inline_max_bytes):
+                out[job["memory_id"]] = "deferred"
+                continue
             conn.execute("UPDATE erasure_scrubs SET done_at=%s WHERE memory_id=%s AND "
                          "done_at IS NULL AND xid::text::bigint <= %s",
                          (now, job["memory_id"], job["xid"]))

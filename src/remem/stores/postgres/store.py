@@ -58,6 +58,10 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
         scrub_wait_s: how long forget waits for older snapshots to end before rewriting the
             memory's text partitions; if they outlive it, the erasure report says pending and
             the next ``scrub_after_erasure`` (any forget, or a worker) finishes the job.
+        scrub_inline_max_bytes: right after a forget, the memory's vector partition and the
+            items table are rewritten only up to this size (their rewrite grows with the data:
+            VACUUM FULL rebuilds the HNSW index); larger ones leave the report pending until
+            the worker's catch-up scrub rewrites them.
 
     The constructor does not connect; the first call opens the pool and migrates.
     """
@@ -67,9 +71,11 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
     erasure = erasure
 
     def __init__(self, url: str, *, max_connections: int = 8, connect_timeout_s: float = 10.0,
-                 scrub_wait_s: float = 10.0) -> None:
+                 scrub_wait_s: float = 10.0,
+                 scrub_inline_max_bytes: int = 8 * 1024 * 1024) -> None:
         self.url = url
         self.scrub_wait_s = scrub_wait_s
+        self.scrub_inline_max_bytes = scrub_inline_max_bytes
         self.db = Database(url, max_connections=max_connections,
                            connect_timeout_s=connect_timeout_s)
 
@@ -156,11 +162,17 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
             pending counts every owed scrub.
         """
         with self.db.connection() as c:
-            erasure.scrub(c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=now or "")
+            states = erasure.scrub(
+                c, wait_s=self.scrub_wait_s if memory_id else 0.0, now=now or "",
+                inline_max_bytes=self.scrub_inline_max_bytes if memory_id else None)
             owed = erasure.pending_count(c)
             mine = owed if memory_id is None else erasure.pending_count(c, memory_id)
         reason = None
-        if mine:
+        if mine and states.get(memory_id or "") == "deferred":
+            reason = ("The erased rows' old versions are still in the memory's vector table or "
+                      "the item table, which is too large to rewrite during the request. The "
+                      "scrub is recorded; `remem worker` (or `remem worker --once`) rewrites it.")
+        elif mine:
             reason = ("A transaction older than the erasure is still open, so the table files "
                       "that held the erased text cannot be rewritten yet. The scrub is "
                       "recorded; `remem worker` or the next erasure finishes it.")

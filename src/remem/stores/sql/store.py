@@ -364,8 +364,8 @@ class SqlStore:
                 return {"held": 1}
             fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
             n = self.erasure.redact_sources(c, memory_id, [source_id], at)
-            self._scrub_owed(c, memory_id, [t for t, k in (("sources", n), ("receipts", n),
-                                                           ("search_docs", fts)) if k], at)
+            owed = (("sources", n), ("receipts", n), ("search_docs", fts), ("vectors", vec + n))
+            self._scrub_owed(c, memory_id, [t for t, k in owed if k], at)
         return {"sources": n, "full_text": fts, "vectors": vec}
 
     # --- integrity ---------------------------------------------------------------------------
