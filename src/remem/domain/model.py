@@ -148,6 +148,13 @@ class Scope:
                 "wildcards); for example 'user:alice'.",
                 field="scope",
             )
+        if m.group(1) == ScopeKind.USER.value and m.group(2).startswith("agent:"):
+            raise InvalidInput(
+                "a user id may not start with 'agent:': exported Log+Facts records carry the "
+                "agent scope 'agent:<id>' as userId 'agent:<id>', so a restore would turn this "
+                "user into an agent scope that every reader can read; use another id.",
+                field="scope",
+            )
         return cls(ScopeKind(m.group(1)), m.group(2))
 
     def __str__(self) -> str:
