@@ -349,14 +349,19 @@ class SqlStore:
             return self.erasure.remaining(c, memory_id, item_ids, source_ids)
 
     def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
-        """Removes a source's text and salt and its full-text row and vector (the chain row
-        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock)."""
+        """Removes a source's text and salt, its full-text row and vector and the digests
+        holding its text (the chain row stays); ``at`` is the erasure time (ISO-8601 UTC,
+        from the service's clock). Returns counts per surface plus ``_digest_docs`` (the
+        digests erased, for the service to derive again without the turn)."""
         with self._write() as c:
             fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
+            digests, docs = self.erasure.erase_digests(c, memory_id, [source_id])
             n = self.erasure.redact_sources(c, memory_id, [source_id], at)
             self._scrub_owed(c, memory_id, [t for t, k in (("sources", n), ("receipts", n),
-                                                           ("search_docs", fts)) if k], at)
-        return {"sources": n, "full_text": fts, "vectors": vec}
+                                                           ("search_docs", fts + digests))
+                                            if k], at)
+        return {"sources": n, "full_text": fts, "vectors": vec, "digests": digests,
+                "_digest_docs": docs}
 
     # --- integrity ---------------------------------------------------------------------------
     def verify_ledger(self, memory_id: str) -> ChainBreak | None:
