@@ -25,6 +25,7 @@ def test_digests_promote_and_are_erased_with_their_turns(remem_store, raw_sql,
     report = mem.forget_source("t3")
 
     assert report["state"] == "completed"
+    assert report["surfaces"]["digests"] == {"erased": 2, "state": "erased"}
     # both windows still have five live turns: each digest is derived again without t3
     assert raw_sql("UPDATE search_docs SET doc_type='digest' WHERE doc_type='digest'") == 2
     assert raw_sql("UPDATE vectors SET doc_type='digest' WHERE doc_type='digest'") == 2
@@ -76,6 +77,7 @@ def test_forgetting_one_users_turn_keeps_the_other_users_digest_of_the_run(
     report = bob.forget_source("s4")
 
     assert report["state"] == "completed", report
+    assert report["surfaces"]["digests"] == {"erased": 1, "state": "erased"}
     assert _has(raw_sql, "vectors", alice_doc, f" AND content_hash='{content_hash(alice_text)}'")
     assert _has(raw_sql, "search_docs", alice_doc)
     rest = "\n".join(t for s, t in RUN[6:] if s == "user:bob")
@@ -111,5 +113,6 @@ def test_forgetting_a_fact_counts_the_digests_of_the_turns_it_redacts(remem_stor
 
     assert report["state"] == "completed", report
     assert report["sources"] == ["s1"]
+    assert report["surfaces"]["digests"] == {"erased": 1, "state": "erased"}
     assert _has(raw_sql, "search_docs", digest_doc_id("r", 0))  # five live turns left
     assert "s3" in _sources(mem, "user:maya", "train late")  # still promoted

@@ -143,6 +143,7 @@ def test_forgetting_a_turn_erases_every_digest_that_held_it_and_derives_them_aga
     if report["state"] != "completed":
         assert Worker(store).finish_erasures()["state"] == "completed"
 
+    assert report["surfaces"]["digests"] == {"erased": 2, "state": "erased"}
     # windows 0 and 1 of r1 keep five live turns each: derived again without t3
     assert set(_digests(db)) == {digest_doc_id(r, k) for r in ("r1", "r2") for k in (0, 1)}
     assert _digest_vectors(db) == set(_digests(db))

@@ -30,7 +30,7 @@ from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
 
 SURFACES = ("payloads", "vectors", "full_text", "provenance", "sources", "pinned_profiles",
-            "run_inputs", "blobs")
+            "run_inputs", "blobs", "digests")
 
 
 @dataclass
@@ -41,7 +41,9 @@ class ErasureReport:
         state: completed | blocked | pending | partial (about the covered ``scopes`` only;
             partial: sources cited by an item under legal hold were kept, see ``reason``).
         items: item ids erased.
-        surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}}.
+        surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}};
+            ``digests``: conversation-window digests erased with the redacted sources
+            (each derived again without them when enough live turns remain).
         scopes: "all" (the whole memory) or the sorted scopes this forget covered.
         sources: ids of the sources whose text was redacted.
         reason: why the state is pending (None otherwise).
