@@ -283,14 +283,16 @@ class SqlStore:
                 "on_change": row["on_change"], "tombstones": row["tombstones"]}
 
     def payloads(self, memory_id: str, payload_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None}}."""
+        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None, "metadata",
+        "tz_offset_min": int | None}}."""
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), _CHUNK):
             test, args = self.dialect.any_of("payload_id", payload_ids[i:i + _CHUNK])
-            for r in self._all(f"SELECT payload_id, value, quote, metadata FROM payloads "
-                               f"WHERE memory_id=? AND {test}", (memory_id, *args)):
+            for r in self._all(f"SELECT payload_id, value, quote, metadata, tz_offset_min FROM "
+                               f"payloads WHERE memory_id=? AND {test}", (memory_id, *args)):
                 out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"],
-                                        "metadata": load_metadata(r["metadata"])}
+                                        "metadata": load_metadata(r["metadata"]),
+                                        "tz_offset_min": r["tz_offset_min"]}
         return out
 
     def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:
