@@ -97,9 +97,11 @@ class UnitOfWork(Protocol):
 
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
                     salt: bytes, metadata: dict[str, Any] | None = None,
-                    fact: dict[str, Any] | None = None) -> None:
+                    fact: dict[str, Any] | None = None,
+                    tz_offset_min: int | None = None) -> None:
         """Stores an item revision's value, quote and metadata beside the ledger; ``fact``:
-        its fact attributes (``domain.fact.FactAttrs.to_json``) or None."""
+        its fact attributes (``domain.fact.FactAttrs.to_json``) or None; ``tz_offset_min``:
+        the UTC offset (minutes) its statement's time gave, for rendering dates, or None."""
         ...
 
     def payload_metadata(self, item_id: str) -> dict[str, Any] | None:

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import remem
 from remem.domain.digests import (
+    completing_positions,
     digest_doc_id,
+    holding_windows,
     promoted,
     window_completed_by,
     window_digests,
@@ -62,8 +64,19 @@ def test_a_window_with_a_redacted_turn_or_another_scope_gets_no_mixed_digest():
     (doc, scope, text), = window_digests(rows)
     assert (doc, scope) == (digest_doc_id("r", 0), "user:a")
     assert "turn 2" not in text and text.splitlines()[0] == "turn 0"
-    rows[3]["text"] = None  # erased: the window has no digest at all
+    rows[3]["text"] = None  # erased: the digest is the window's other live turns
+    assert window_digests(rows) == [(doc, "user:a", "turn 0\nturn 1\nturn 4\nturn 5")]
+    for i in (0, 1, 4):
+        rows[i]["text"] = None  # fewer than two live turns of the scope: no digest
     assert window_digests(rows) == []
+
+
+def test_an_erased_turn_is_held_only_by_the_digests_its_own_scope_completed():
+    erased = [{"run_id": "r", "sequence": 4, "scope": "user:b"}]
+    assert completing_positions(erased) == [("r", 5), ("r", 8)]
+    scope_at = {("r", 5): "user:a", ("r", 8): "user:b"}  # window 1 not completed: absent
+    assert holding_windows(erased, scope_at) == [("r", 1)]
+    assert holding_windows(erased, {("r", 5): "user:a"}) == []
 
 
 def test_promoted_lists_the_best_digests_turns_first_by_similarity():
@@ -113,7 +126,8 @@ def test_a_digest_promotes_a_turn_worded_unlike_the_question(tmp_path, local_emb
     assert not any(i.startswith("itm_") for i in ids)  # a digest is never shown
 
 
-def test_forgetting_a_turn_erases_every_digest_that_contained_it(tmp_path, local_embedder):
+def test_forgetting_a_turn_erases_every_digest_that_held_it_and_derives_them_again(
+        tmp_path, local_embedder):
     from tests.forget.test_forget import assert_sound, raw_bytes
 
     db = tmp_path / "m.db"
@@ -129,7 +143,9 @@ def test_forgetting_a_turn_erases_every_digest_that_contained_it(tmp_path, local
     if report["state"] != "completed":
         assert Worker(store).finish_erasures()["state"] == "completed"
 
-    assert set(_digests(db)) == {digest_doc_id("r2", 0), digest_doc_id("r2", 1)}
+    assert report["surfaces"]["digests"] == {"erased": 2, "state": "erased"}
+    # windows 0 and 1 of r1 keep five live turns each: derived again without t3
+    assert set(_digests(db)) == {digest_doc_id(r, k) for r in ("r1", "r2") for k in (0, 1)}
     assert _digest_vectors(db) == set(_digests(db))
     assert b"quillmere" not in raw_bytes(db)  # no digest text kept the turn's words
     r = mem.recall([S], "Quillmere Lake stars", mode="lexical", limit=10,

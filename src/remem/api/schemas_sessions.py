@@ -11,7 +11,6 @@ from remem.api.schemas import (
     MAX_SOURCE_ID_BYTES,
     Scopes,
     ScopeStr,
-    ScheduledJobOut,
     UtcDatetime,
     _In,
     _Out,
@@ -44,9 +43,18 @@ class DeactivateIn(_In):
                                           "(compare-and-set).")
 
 
+class ConsolidationOut(_Out):
+    """The memory's consolidation, brought forward. ``job_id`` only for a memory-wide
+    caller: a scoped writer is not given the memory's job ids."""
+
+    kind: str
+    run_at: str
+    job_id: str | None = None
+
+
 class DeactivateOut(_Out):
     captured: dict[str, Any] | None
-    consolidation: ScheduledJobOut
+    consolidation: ConsolidationOut
 
 
 class QueryIn(_In):

@@ -14,8 +14,11 @@ Windows are numbered per run: window ``k`` covers sequences ``k * STRIDE`` to
 ``k * STRIDE + WINDOW_SOURCES - 1``, and is indexed when the source that completes it (its
 last sequence) is recorded, from the sources of that range in the completing source's scope
 (a digest never mixes scopes). The digest's document id names the window
-(:func:`digest_doc_id`), so erasing a source erases every digest that contained it
-(:func:`windows_containing`) without a lookup table.
+(:func:`digest_doc_id`), so erasing a source finds every digest that held its text without a
+lookup table: the windows containing it (:func:`windows_containing`) that its own scope
+completed (:func:`holding_windows`); another scope's digest of the same window never held it
+and stays. A digest that held it is derived again from the window's remaining live sources
+(redacted ones are left out, :func:`window_members`), the same text intake and rebuild derive.
 
 Measured on the LoCoMo dev split (``remem bench locomo``); see ``bench/locomo_bench.py``.
 
@@ -80,13 +83,6 @@ def windows_containing(sequence: int) -> list[int]:
     return list(range(low, sequence // WINDOW_STRIDE + 1))
 
 
-def digest_ids_of(sources: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Document ids of every digest that may contain any of the sources (rows with
-    ``run_id`` and ``sequence``), sorted: what erasing those sources must erase."""
-    return sorted({digest_doc_id(s["run_id"], w) for s in sources
-                   for w in windows_containing(int(s["sequence"]))})
-
-
 def digest_text(members: Sequence[Mapping[str, Any]]) -> str:
     """The indexed text of a digest: its members' texts in sequence order, one per line."""
     rows = sorted(members, key=lambda r: r["sequence"])
@@ -94,15 +90,42 @@ def digest_text(members: Sequence[Mapping[str, Any]]) -> str:
 
 
 def window_members(rows: Iterable[Mapping[str, Any]], scope: str) -> list[Mapping[str, Any]]:
-    """The sources of one scope among a window's rows (``scope``, ``sequence``, ``text``), in
-    sequence order; empty when fewer than :data:`MIN_MEMBERS`, or when any row of the window
-    was redacted (text None): a digest never outlives, nor is rebuilt without, an erased
-    source, so intake, erasure and rebuild agree on which digests exist."""
-    rows = list(rows)
-    if any(not r.get("text") for r in rows):
-        return []
-    out = sorted((r for r in rows if r["scope"] == scope), key=lambda r: r["sequence"])
+    """The live sources of one scope among a window's rows (``scope``, ``sequence``,
+    ``text``), in sequence order; redacted rows (text None) are left out, and the result is
+    empty when fewer than :data:`MIN_MEMBERS` remain. Intake, erasure (which derives a digest
+    that held an erased turn again) and rebuild all derive a window's digest from this, so
+    they agree on which digests exist and on their texts."""
+    out = sorted((r for r in rows if r["scope"] == scope and r.get("text")),
+                 key=lambda r: r["sequence"])
     return out if len(out) >= MIN_MEMBERS else []
+
+
+def completing_positions(erased: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """``(run id, sequence)`` of the source that completes each window containing one of
+    the ``erased`` source rows (``run_id``, ``sequence``): what :func:`holding_windows`
+    needs to know the scope of."""
+    return sorted({(s["run_id"], window_range(w)[1]) for s in erased
+                   for w in windows_containing(int(s["sequence"]))})
+
+
+def holding_windows(erased: Iterable[Mapping[str, Any]],
+                    scope_at: Mapping[tuple[str, int], str]) -> list[tuple[str, int]]:
+    """``(run id, window)`` of every digest that holds the text of one of the ``erased``
+    source rows (``run_id``, ``sequence``, ``scope``), sorted: a window containing it that
+    a source of its own scope completed. A digest joins only its completing source's scope,
+    so another scope's digest of the same window never held the text.
+
+    Args:
+        erased: the source rows being erased.
+        scope_at: ``(run id, sequence)`` -> scope of the completing sources recorded so far
+            (:func:`completing_positions`); a window not yet completed has no digest.
+    """
+    out = set()
+    for s in erased:
+        for w in windows_containing(int(s["sequence"])):
+            if scope_at.get((s["run_id"], window_range(w)[1])) == s["scope"]:
+                out.add((s["run_id"], w))
+    return sorted(out)
 
 
 def window_digests(rows: Iterable[Mapping[str, Any]],

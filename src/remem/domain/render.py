@@ -13,8 +13,10 @@ What a budget counts (KIP "Budgets": the serialised model-facing result):
       user:alice sources (raw evidence, not accepted facts)
       - user 2026-05-01: "I moved to Lyon."
 
-  The status is shown only when not ``current`` (``contested`` for a conflict), dates are the
-  UTC date of ``valid_at``. The structured result beside it (``items`` and ``sources`` with
+  The status is shown only when not ``current`` (``contested`` for a conflict); a date is the
+  day of ``valid_at`` (a source line: ``occurred_at``) in the zone the speaker gave (the UTC
+  offset kept with the item's payload or the source), else the UTC date; stored instants
+  stay UTC. The structured result beside it (``items`` and ``sources`` with
   ids, scores, full timestamps and source refs; ``basis_seq``, ``coverage``, ...) is for the
   program and is **not** counted: ``to_json()`` of a recall result may exceed the budget, its
   ``text`` never does. A caller that hands the JSON to a model must budget it itself.
@@ -47,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from remem.domain.timefmt import local_day
 from remem.errors import InvalidInput, ResultLimitExceeded
 
 COMPLETE, INCOMPLETE = "complete", "incomplete"
@@ -249,24 +252,28 @@ def item_value_text(value: Any) -> str:
     return f"{text[:CLIPPED_VALUE_CHARS]}…[+{len(text) - CLIPPED_VALUE_CHARS} chars]"
 
 
-def item_line(d: Mapping[str, Any], *, constraint: bool) -> str:
+def item_line(d: Mapping[str, Any], *, constraint: bool,
+              offset_minutes: int | None = None) -> str:
     """``- home_city: "Lyon" (profile_slot, 2026-03-01)``: key, value, kind, the status only
-    when not current (``contested`` for a conflict), the UTC date of ``valid_at``; a required
-    agent rule starts ``- constraint``; a stale cached fact says ``stale``. The scope is the
-    group heading; ids, scores and full times are in the structured item."""
+    when not current (``contested`` for a conflict), the day of ``valid_at`` in the zone of
+    ``offset_minutes`` (the UTC offset the statement gave; None: UTC); a required agent rule
+    starts ``- constraint``; a stale cached fact says ``stale``. The scope is the group
+    heading; ids, scores and full (UTC) times are in the structured item."""
     label = "constraint " if constraint else ""
     status = {"current": "", "conflict": "contested, "}.get(d["status"], f"{d['status']}, ")
     if (d.get("cached") or {}).get("stale"):  # a Kind-B cached fact past its freshness
         status += "stale, "
     return (f"- {label}{d['key']}: {item_value_text(d['value'])} ({d['kind']}, {status}"
-            f"{d['valid_at'][:10]})")
+            f"{local_day(d['valid_at'], offset_minutes)})")
 
 
-def source_line(d: Mapping[str, Any]) -> str:
-    """``- user 2026-05-01: "..."`` (raw evidence, under its scope's sources heading); the
-    source kind is shown unless it is the role's plain message (``user-message``)."""
+def source_line(d: Mapping[str, Any], offset_minutes: int | None = None) -> str:
+    """``- user 2026-05-01: "..."`` (raw evidence, under its scope's sources heading): the day
+    of ``occurred_at`` in the speaker's zone (``offset_minutes``; None: UTC); the source kind
+    is shown unless it is the role's plain message (``user-message``)."""
     kind = "" if d["kind"] in ("message", f"{d['role']}-message") else f" {d['kind']}"
-    return f"- {d['role']}{kind} {d['occurred_at'][:10]}: {value_text(d['text'])}"
+    return (f"- {d['role']}{kind} {local_day(d['occurred_at'], offset_minutes)}: "
+            f"{value_text(d['text'])}")
 
 
 def item_heading(scope: str) -> str:

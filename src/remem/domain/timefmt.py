@@ -5,7 +5,7 @@ Events and rows store ``YYYY-MM-DDTHH:MM:SS.ffffffZ``; APIs take and return awar
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from remem.errors import InvalidInput
 
@@ -76,3 +76,25 @@ def from_ms(ms: int, field: str = "time_ms") -> datetime:
 
 def to_ms(dt: datetime) -> int:
     return int(round(dt.timestamp() * 1000))
+
+
+def offset_min(dt: datetime | None) -> int | None:
+    """The UTC offset of an aware datetime in whole minutes (``+01:00`` -> 60); None for None
+    or a naive one. What is kept beside a UTC instant to show it in the speaker's zone."""
+    if dt is None or dt.utcoffset() is None:
+        return None
+    return int(dt.utcoffset().total_seconds() // 60)
+
+
+def local_day(iso: str, offset_minutes: int | None) -> str:
+    """``YYYY-MM-DD`` of a stored UTC instant (``to_iso``) in a zone given by its UTC offset
+    in minutes (None: the UTC date). ``2024-02-04T23:00:00.000000Z`` at +60 is ``2024-02-05``.
+    An instant the offset would move outside the years 1-9999 keeps its UTC date."""
+    if not offset_minutes:
+        return iso[:10]
+    try:
+        at = datetime.fromisoformat(iso.replace("Z", "+00:00")) + timedelta(
+            minutes=offset_minutes)
+    except (ValueError, OverflowError):
+        return iso[:10]
+    return f"{at.year:04d}-{at.month:02d}-{at.day:02d}"

@@ -3,8 +3,11 @@
 Intake: :func:`index_digests` runs inside the transaction that records sources; for every
 window a new source completes it reads the window's rows, joins the live texts of the
 completing source's scope, embeds them (one batch) and indexes the digest in full text and
-as a vector (document type ``digest``). Erasure of a source erases the digests that contain
-it (the stores' ``redact_sources``), so a digest never outlives a turn's text.
+as a vector (document type ``digest``). Erasure of a source erases the digests that hold its
+text (the stores' ``erase_digests``: the windows its own scope completed), so a digest never
+outlives a turn's text; :func:`reindex_windows` then derives those windows again from their
+remaining live turns, so a window that still has enough of them stays indexed (the same
+digest rebuild derives).
 
 Recall: :func:`digest_channels` turns the digests among a query's full-text and vector
 candidates into two ranked lists of source ids (``digest_fts``, ``digest_vector``), fused
@@ -36,6 +39,18 @@ def index_digests(embedding: Any, w: Any, rows: Sequence[Mapping[str, Any]]) -> 
     writer, which reads the rows it inserted)."""
     wanted = sorted({(row["run_id"], k) for row in rows
                      if (k := window_completed_by(int(row["sequence"]))) is not None})
+    return _index_windows(embedding, w, wanted)
+
+
+def reindex_windows(embedding: Any, w: Any, doc_ids: Sequence[str]) -> int:
+    """Derives the digests of the windows named by ``doc_ids`` again from their current
+    rows (redacted turns left out) and indexes those that still have enough live turns;
+    returns how many. Runs inside the caller's write transaction (``w``)."""
+    return _index_windows(embedding, w, sorted({parse_digest_doc(d) for d in doc_ids}))
+
+
+def _index_windows(embedding: Any, w: Any, wanted: list[tuple[str, int]]) -> int:
+    """Indexes the digests of the ``(run id, window)`` pairs (full text and vector)."""
     if not wanted:
         return 0
     docs = window_digests(w.run_windows([(run, *window_range(k)) for run, k in wanted]),

@@ -30,7 +30,7 @@ from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
 
 SURFACES = ("payloads", "vectors", "full_text", "provenance", "sources", "pinned_profiles",
-            "run_inputs", "blobs")
+            "run_inputs", "blobs", "digests")
 
 
 @dataclass
@@ -41,7 +41,9 @@ class ErasureReport:
         state: completed | blocked | pending | partial (about the covered ``scopes`` only;
             partial: sources cited by an item under legal hold were kept, see ``reason``).
         items: item ids erased.
-        surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}}.
+        surfaces: {surface: {"erased": count, "state": erased|none|pending|blocked}};
+            ``digests``: conversation-window digests erased with the redacted sources
+            (each derived again without them when enough live turns remain).
         scopes: "all" (the whole memory) or the sorted scopes this forget covered.
         sources: ids of the sources whose text was redacted.
         reason: why the state is pending (None otherwise).
@@ -123,6 +125,8 @@ class Forgetter:
         self.store = memory.store
         #: Blob references of the payloads erased by this forget (deleted after commit).
         self.blob_refs: list[str] = []
+        #: Digests erased with redacted sources (derived again after commit).
+        self.digest_docs: list[str] = []
 
     def forget(self, item_id: str | None = None, *, scope: str | None = None,
                key: str | None = None, value: Any = None,
@@ -210,6 +214,7 @@ class Forgetter:
             counts.update(uow.erase(list(op.item_ids), None if cover == "all" else cover,
                                     to_iso(self.memory.clock.now())))
             erased_sources.extend(counts.pop("_source_ids", []))
+            self.digest_docs.extend(counts.pop("_digest_docs", []))
             held_sources.extend(counts.pop("_held_source_ids", []))
 
         op = self.memory.writer.operate(scope, key, actor, build, after)
@@ -222,6 +227,7 @@ class Forgetter:
                 ) -> ErasureReport:
         """Scrubs the freed bytes, re-checks every surface and reports: ``completed`` only
         when nothing erased is left in any row or file."""
+        self.rederive_digests()
         scrubbed = self.store.scrub_after_erasure(self.memory.id,
                                                   to_iso(self.memory.clock.now()))
         left = self.store.erasure_remaining(self.memory.id, item_ids, erased_sources)
@@ -252,6 +258,33 @@ class Forgetter:
         return ErasureReport(state=state, items=item_ids,
                              tombstones=tombstone_count, surfaces=surfaces, actor=actor,
                              scopes=cover, sources=sorted(set(erased_sources)), reason=why)
+
+    def redact_source(self, source_id: str, at: str) -> dict[str, int]:
+        """The store's ``redact_source`` (its own transaction); the digests it erased are
+        kept for :meth:`rederive_digests`."""
+        counts = self.store.redact_source(self.memory.id, source_id, at)
+        self.digest_docs.extend(counts.pop("_digest_docs", []))
+        return counts
+
+    def rederive_digests(self) -> int:
+        """Derives the digests erased so far again from their windows' remaining live turns
+        (``service.digests.reindex_windows``), in one write transaction after the erasure
+        committed; returns how many were indexed. A memory without digests indexes none.
+        An embedder failure leaves those windows without a digest (``rebuild`` and
+        ``reembed`` restore them) rather than failing a forget that already erased."""
+        from remem.domain.digests import digests_enabled
+        from remem.errors import RememError
+        from remem.service.digests import reindex_windows
+
+        docs, self.digest_docs = sorted(set(self.digest_docs)), []
+        ctx = self.memory.ctx
+        if not docs or not digests_enabled(ctx.config):
+            return 0
+        try:
+            with self.store.unit_of_work(self.memory.id) as uow:
+                return reindex_windows(ctx.embedding, ctx.embedding.index.writer(uow), docs)
+        except RememError:
+            return 0
 
     def _erase_blobs(self, counts: dict[str, int]) -> int:
         """Deletes the files of the erased blob references (after the commit: a rollback
@@ -290,11 +323,12 @@ class Forgetter:
             raise hidden("Source", source_id, "source_id")
         now = to_iso(self.memory.clock.now())
         # the redaction records the scrub it owes in its own transaction (survives a crash)
-        counts = self.store.redact_source(self.memory.id, source_id, now)
+        counts = self.redact_source(source_id, now)
         if counts.pop("held", 0):
             raise LegalHoldActive(
                 f"Source {source_id!r} is cited by an item under legal hold; an admin must "
                 "release the hold before its text can be erased.", source_id=source_id)
+        self.rederive_digests()
         scrubbed = self.store.scrub_after_erasure(self.memory.id, now)
         left = self.store.erasure_remaining(self.memory.id, [], [source_id])
         why = scrubbed["reason"] if scrubbed["state"] != "completed" else None

@@ -56,7 +56,7 @@ def forget_scope(forgetter: Forgetter, scope: str, *, actor: str) -> ErasureRepo
         sources.extend(srcs)
     _, left = store.scope_contents(mem.id, scope)
     for sid in left:
-        totals.update(store.redact_source(mem.id, sid, to_iso(mem.clock.now())))
+        totals.update(forgetter.redact_source(sid, to_iso(mem.clock.now())))
         sources.append(sid)
     return forgetter._report(erased, claims, dict(totals), sources, actor, cover)
 

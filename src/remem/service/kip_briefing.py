@@ -287,19 +287,20 @@ class Briefer:
         mem, guard = self.memory, self.memory.guard
         unc: list[str] = []
         src = None
+        from remem.service.guard import hidden
+
         try:
             view = mem.get(ref).to_dict()
         except NotFound:  # not a visible item: maybe a source ref (else the same answer)
             view = None
-            src = guard.source(ref)
+            try:
+                src = guard.source(ref)
+            except NotFound:  # neither: one answer naming the ref's kinds, not "Source"
+                raise hidden("Item or source", ref, "input.target_ref") from None
         if view is not None and view["scope"] not in scopes:
-            from remem.service.guard import hidden
-
-            raise hidden("Item or source", ref, "target_ref")
+            raise hidden("Item or source", ref, "input.target_ref")
         if src is not None and src["scope"] not in scopes:
-            from remem.service.guard import hidden
-
-            raise hidden("Item or source", ref, "target_ref")
+            raise hidden("Item or source", ref, "input.target_ref")
         items = [item_entry(view)] if view is not None else [source_entry(src)]
         evidence = "complete"
         if view is not None:

@@ -105,24 +105,31 @@ def export_records(ctx: Any, *, tenant: str | None = None,
                    claim_key: bool = True) -> Iterator[dict[str, Any]]:
     """Every record of the memory, in export order (see the module docstring). The claim key
     comes first (unless ``claim_key`` is False: an audit copy), so an import adopts it before
-    any claim is written."""
+    any claim is written. Every read runs in one read snapshot of the store
+    (``export_snapshot``), held while the records are consumed: writes that land meanwhile
+    are not in this export, none half."""
+    from types import SimpleNamespace
+
     from remem.domain.logentry import log_entry_record
 
     tenant = tenant or getattr(ctx, "tenant_id", None) or DEFAULT_TENANT
-    store, mid = ctx.store, ctx.id
-    secret = store.claim_secret(mid) if claim_key else None
-    if secret is not None:
-        yield lf.claim_key_record(mid, secret, tenant=tenant)
-    for row in store.export_sources(mid):
-        yield log_entry_record({**row, "tenant_id": tenant})
-    merges = store.export_merges(mid)
-    for group in _key_groups(store.export_items(mid)):
-        records = [r for r, _ in group]
-        for item, payload in group:
-            yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
-            yield fact_of(ctx, item, payload, tenant, merges.get(item.item_id, []), records)
-    for scope, key, claim in store.export_tombstones(mid):
-        yield lf.tombstone_record(scope, key, claim, tenant=tenant)
+    mid = ctx.id
+    with ctx.store.export_snapshot() as store:
+        at = SimpleNamespace(store=store, id=mid)  # what fact_of reads, in the snapshot
+        secret = store.claim_secret(mid) if claim_key else None
+        if secret is not None:
+            yield lf.claim_key_record(mid, secret, tenant=tenant)
+        for row in store.export_sources(mid):
+            yield log_entry_record({**row, "tenant_id": tenant})
+        merges = store.export_merges(mid)
+        for group in _key_groups(store.export_items(mid)):
+            records = [r for r, _ in group]
+            for item, payload in group:
+                yield lf.item_state_record(item, payload["metadata"], tenant=tenant)
+                yield fact_of(at, item, payload, tenant, merges.get(item.item_id, []),
+                              records)
+        for scope, key, claim in store.export_tombstones(mid):
+            yield lf.tombstone_record(scope, key, claim, tenant=tenant)
 
 
 def _key_groups(rows: Iterator[tuple[Any, dict[str, Any]]]

@@ -162,7 +162,9 @@ class IntakeMethods:
                    turns: list[dict[str, Any]] | None = None, *,
                    expected_position: int | None = None) -> dict[str, Any]:
         """A host session ends: captures its last ``turns`` (if any) and brings the memory's
-        consolidation forward. Returns ``{"captured", "consolidation"}``.
+        consolidation forward. Returns ``{"captured", "consolidation"}``; ``consolidation``
+        is ``{"job_id", "kind", "run_at"}`` for a memory-wide caller and ``{"kind", "run_at"}``
+        for a scoped one (the job is the memory's, not the scope's: its id is not given out).
 
         Raises:
             PermissionDenied: the principal may not write ``scope``.
@@ -173,6 +175,9 @@ class IntakeMethods:
         scope = self.guard.write(scope)
         captured = (self.capture(scope, host_kind, host_id, turns,
                                  expected_position=expected_position) if turns else None)
-        return {"captured": captured, "consolidation": arm(self, "consolidate", now_=True)}
+        consolidation = arm(self, "consolidate", now_=True)
+        if self.guard.is_scoped:
+            consolidation = {k: v for k, v in consolidation.items() if k != "job_id"}
+        return {"captured": captured, "consolidation": consolidation}
 
     # --- recall ----------------------------------------------------------------------------

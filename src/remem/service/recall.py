@@ -254,8 +254,9 @@ class RecallService:
         if required:
             d["constraint"] = True
         channel = "constraints" if required else "facts"
-        return render.Entry(channel, d, render.item_line(d, constraint=required), required,
-                            render.item_heading(rec.scope))
+        return render.Entry(channel, d, render.item_line(
+            d, constraint=required, offset_minutes=payload.get("tz_offset_min")), required,
+            render.item_heading(rec.scope))
 
     def _filter(self, scopes: list[str], kinds: Any, valid_at: datetime | None,
                 include_history: bool, filters: Any = None,
@@ -538,7 +539,7 @@ def _source_entry(t: tuple) -> render.Entry:
     d = {"label": "source", "id": s["source_id"], "scope": s["scope"], "kind": s["kind"],
          "role": s["role"], "occurred_at": s["occurred_at"], "text": s["text"],
          "score": round(score, 5)}
-    return render.Entry("sources", d, render.source_line(d),
+    return render.Entry("sources", d, render.source_line(d, s.get("tz_offset_min")),
                         group=render.source_heading(s["scope"]))
 
 

@@ -22,7 +22,7 @@ from remem.domain.ledger import chain
 from remem.domain.model import (Authority, Candidate, Cardinality, ItemStatus, KeyState,
                                 OnChange, Outcome)
 from remem.domain.operations import Operation
-from remem.domain.timefmt import to_iso
+from remem.domain.timefmt import offset_min, to_iso
 from remem.errors import HeadMoved, IdempotencyConflict
 from remem.service.intake import scoped_key
 from remem.service.results import WriteResult
@@ -282,7 +282,8 @@ class Writer:
                                 if decision.new_item
                                 else uow.payload_metadata(decision.item_id))
                 uow.put_payload(added.data["payload_id"], decision.item_id, payload["value"],
-                                payload["quote"], salt, metadata, fact=req.fact)
+                                payload["quote"], salt, metadata, fact=req.fact,
+                                tz_offset_min=offset_min(req.candidate.valid_at))
                 new_payloads.append((decision.item_id, added.data["payload_id"], payload))
             uow.save(proj)
             for hook in self.on_commit:

@@ -24,7 +24,8 @@ from psycopg import sql
 from psycopg.rows import tuple_row
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
-from remem.domain.digests import digest_ids_of
+from remem.domain.textindex import content_hash, scope_term
+from remem.stores.sql.digest_erasure import derived_digests, holding_docs
 
 FORGOTTEN_DIGEST = "forgotten"
 #: Tables whose rows held erased content, rewritten by the scrub, and the report surface of
@@ -144,29 +145,50 @@ def erase_docs(conn: psycopg.Connection, memory_id: str,
     return fts, vec
 
 
-def _digest_ids(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str]
-                ) -> list[str]:
-    return digest_ids_of({"run_id": r[0], "sequence": r[1]} for r in conn.cursor(
-        row_factory=tuple_row).execute("SELECT run_id, sequence FROM sources WHERE "
-                                       "memory_id=%s AND source_id = ANY(%s)",
-                                       (memory_id, list(source_ids))))
-
-
 def erase_digests(conn: psycopg.Connection, memory_id: str,
-                  source_ids: Sequence[str]) -> tuple[int, int]:
-    """Deletes every digest (``domain.digests``) that may contain any of the sources: their
-    full-text rows and vectors; returns (fts_rows, vector_rows)."""
-    return erase_docs(conn, memory_id, _digest_ids(conn, memory_id, source_ids))
+                  source_ids: Sequence[str]) -> tuple[int, list[str]]:
+    """Deletes the digests (``domain.digests``) that hold the text of any of the sources
+    (``stores.sql.digest_erasure.holding_docs``: not another scope's digest of the same
+    window): their full-text rows and vectors. Returns (digests erased, the document ids of
+    those windows, for the service to derive again without the erased turns)."""
+    docs = holding_docs(conn, memory_id, list(source_ids))
+    fts, vec = erase_docs(conn, memory_id, docs)
+    return max(fts, vec), docs
+
+
+def stale_digests(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str]) -> int:
+    """Digests that held the sources' text and still differ (tsvector or vector content
+    hash) from what the current rows derive: each may still hold erased text. A digest
+    derived again without the erased turns equals that, so it is not counted."""
+    from remem.stores.postgres.search import tsvector_literal
+
+    docs = holding_docs(conn, memory_id, list(source_ids))
+    want = derived_digests(conn, memory_id, docs) if docs else {}
+    n = 0
+    for doc in docs:
+        scope, text = want.get(doc, (None, None))
+        tsv = (tsvector_literal(text, scope_term(memory_id, scope)) if text is not None
+               else None)
+        row = conn.execute(
+            "SELECT (SELECT tsv = %s::tsvector FROM search_docs WHERE memory_id=%s AND "
+            "doc_id=%s) AS fts_same, (SELECT count(*) FROM search_docs WHERE memory_id=%s "
+            "AND doc_id=%s) AS fts, (SELECT content_hash FROM vectors WHERE memory_id=%s AND "
+            "doc_id=%s LIMIT 1) AS vec", (tsv, memory_id, doc, memory_id, doc, memory_id,
+                                          doc)).fetchone()
+        n += bool((row["fts"] and not row["fts_same"])
+                  or (row["vec"] is not None and row["vec"] != (
+                      content_hash(text) if text is not None else None)))
+    return n
 
 
 def redact_sources(conn: psycopg.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
     """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
     receipts' idempotency digests (which cover an unsalted hash of the text) become
-    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
+    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them. The digests
+    holding the texts are the caller's to erase first (:func:`erase_digests`)."""
     if not source_ids:
         return 0
-    erase_digests(conn, memory_id, source_ids)
     conn.execute("UPDATE receipts SET digest=%s WHERE memory_id=%s AND source_id = ANY(%s)",
                  (REDACTED_DIGEST, memory_id, list(source_ids)))
     return conn.execute("UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
@@ -211,7 +233,8 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
     contains an erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
-        Counts per surface plus ``_source_ids`` (the sources redacted) and
+        Counts per surface plus ``_source_ids`` (the sources redacted),
+        ``_digest_docs`` (the digests erased with them, to derive again) and
         ``_held_source_ids`` (matched but kept: an item under legal hold cites them).
     """
     ids = list(item_ids)
@@ -228,6 +251,7 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
     prov = conn.execute("DELETE FROM provenance WHERE memory_id=%s AND item_id = ANY(%s)",
                         (memory_id, ids)).rowcount if ids else 0
     fts, vec = erase_docs(conn, memory_id, [*ids, *source_ids])
+    digests, digest_docs = erase_digests(conn, memory_id, source_ids)
     payloads = conn.execute("DELETE FROM payloads WHERE memory_id=%s AND item_id = ANY(%s)",
                             (memory_id, ids)).rowcount if ids else 0
     counts = {
@@ -239,16 +263,18 @@ def erase_items(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str
         "pinned_profiles": drop_profile_renders(conn, memory_id, ids),
         "idempotency": forget_idempotency(conn, memory_id, ids, rekey),
         "labels": erase_labels(conn, memory_id, ids),
+        "digests": digests,
     }
     touched = {"payloads": payloads, "idempotency": counts["idempotency"],
                "sources": counts["sources"], "receipts": counts["sources"],
-               "search_docs": fts,
+               "search_docs": fts + digests,
                "profile_renders": counts["pinned_profiles"], "labels": counts["labels"],
-               # a redacted source's digests lose their vectors too; tombstoned items lose
-               # their raw labels (the caller rewrites the rows in this transaction)
-               "vectors": vec + counts["sources"], "items": len(ids)}
+               # erased digests lose their vectors too; tombstoned items lose their raw
+               # labels (the caller rewrites the rows in this transaction)
+               "vectors": vec + digests, "items": len(ids)}
     record_scrub(conn, memory_id, [t for t, n in touched.items() if n], at)
-    return {**counts, "_source_ids": source_ids, "_held_source_ids": sorted(held)}
+    return {**counts, "_source_ids": source_ids, "_held_source_ids": sorted(held),
+            "_digest_docs": digest_docs}
 
 
 def record_scrub(conn: psycopg.Connection, memory_id: str, tables: Sequence[str],
@@ -268,7 +294,7 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
     """Rows that still hold erased content, plus 1 per surface whose physical scrub is still
     owed (all zero once erasure is complete)."""
     out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
-           "pinned_profiles": 0}
+           "pinned_profiles": 0, "digests": 0}
     m = memory_id
     if item_ids:
         ids = list(item_ids)
@@ -294,11 +320,7 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
                                     "memory_id=%s AND doc_id = ANY(%s)", (m, sids))
         out["vectors"] += _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
                                   "doc_id = ANY(%s)", (m, sids))
-        digests = _digest_ids(conn, m, sids)
-        out["full_text"] += _scalar(conn, "SELECT count(*) FROM search_docs WHERE "
-                                    "memory_id=%s AND doc_id = ANY(%s)", (m, digests))
-        out["vectors"] += _scalar(conn, "SELECT count(*) FROM vectors WHERE memory_id=%s AND "
-                                  "doc_id = ANY(%s)", (m, digests))
+        out["digests"] = stale_digests(conn, m, sids)
     for r in conn.execute("SELECT DISTINCT unnest(tables) AS t FROM erasure_scrubs WHERE "
                           "memory_id=%s AND done_at IS NULL", (m,)):
         if r["t"] in SCRUB_SURFACES:

@@ -440,7 +440,8 @@ class SearchSnapshot:
             return {rec.item_id: rec for rec in map(RecallRow._make, rows)}
         cols = ", ".join(f"i.{c}" for c in RecallRow._fields)
         rows = self.conn.cursor(row_factory=tuple_row).execute(
-            f"SELECT {cols}, p.payload_id IS NOT NULL, p.value, p.quote, p.metadata, (SELECT "
+            f"SELECT {cols}, p.payload_id IS NOT NULL, p.value, p.quote, p.metadata, "
+            "p.tz_offset_min, (SELECT "
             "array_agg(v.source_id ORDER BY v.seq) FROM provenance v WHERE v.memory_id = "
             "i.memory_id AND v.item_id = i.item_id AND v.source_id IS NOT NULL) FROM items i "
             "LEFT JOIN payloads p ON p.memory_id = i.memory_id AND p.payload_id = i.payload_id "
@@ -448,11 +449,11 @@ class SearchSnapshot:
         out, n = {}, len(RecallRow._fields)
         for row in rows:
             rec = RecallRow._make(row[:n])
-            found, value, quote, metadata, refs = row[n:]
+            found, value, quote, metadata, offset, refs = row[n:]
             out[rec.item_id] = rec
             self._payloads[rec.payload_id] = {
                 "value": json.loads(value), "quote": quote,
-                "metadata": load_metadata(metadata)} if found else None
+                "metadata": load_metadata(metadata), "tz_offset_min": offset} if found else None
             self._refs[rec.item_id] = list(dict.fromkeys(refs or ()))
         return out
 
@@ -463,11 +464,12 @@ class SearchSnapshot:
         out = {p: v for p, v in known.items() if v is not None}
         if not missing:
             return out
-        rows = self.conn.execute("SELECT payload_id, value, quote, metadata FROM payloads "
-                                 "WHERE memory_id=%s AND payload_id = ANY(%s)",
+        rows = self.conn.execute("SELECT payload_id, value, quote, metadata, tz_offset_min FROM "
+                                 "payloads WHERE memory_id=%s AND payload_id = ANY(%s)",
                                  (self.memory_id, list(missing)))
         out.update({r["payload_id"]: {"value": json.loads(r["value"]), "quote": r["quote"],
-                                      "metadata": load_metadata(r["metadata"])} for r in rows})
+                                      "metadata": load_metadata(r["metadata"]),
+                                      "tz_offset_min": r["tz_offset_min"]} for r in rows})
         return out
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:

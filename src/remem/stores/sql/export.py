@@ -1,15 +1,23 @@
 """Streaming reads of a whole memory for the Log+Facts export (both backends).
 
-Each reader pages by keyset (``EXPORT_PAGE`` rows per statement, no connection held between
-pages), so an export never holds a whole memory in RAM. The order is the export's order:
-sources by (run, sequence), items by (scope, key, revision, created_seq), tombstones by
-(scope, key, claim id), all bytewise so both backends give the same bytes.
+Each reader pages by keyset (``EXPORT_PAGE`` rows per statement), so an export never holds a
+whole memory in RAM. The order is the export's order: sources by (run, sequence), items by
+(scope, key, revision, created_seq), tombstones by (scope, key, claim id), all bytewise so
+both backends give the same bytes.
+
+One snapshot: :meth:`SqlExport.export_snapshot` gives a view of the store whose every read
+runs in one read transaction (SQLite: a connection of its own in WAL mode, so writers go on;
+PostgreSQL: REPEATABLE READ, READ ONLY), so the pages of an export and the per-item reads
+beside them (provenance, event times, vector models) all show the memory at one moment, never
+a write that landed between two pages.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from remem.domain.filters import load_metadata
@@ -21,6 +29,23 @@ EXPORT_PAGE = 1000
 
 class SqlExport(SqlStore):
     """``export_*`` reads (mixed into ``SQLiteStore`` and ``PostgresStore``)."""
+
+    def _export_connection(self) -> AbstractContextManager[Any]:
+        """A connection in one read transaction for a whole export (default: the backend's
+        ``_snapshot``)."""
+        return self._snapshot()
+
+    @contextmanager
+    def export_snapshot(self) -> Iterator[SqlExport]:
+        """A view of this store whose reads (every method built on ``_read``, ``_all``,
+        ``_one``) all run in one read transaction, held until the block ends; it must not
+        write. Use it for every read of one export."""
+        with self._export_connection() as conn:
+            view = copy.copy(self)
+            view._read = lambda: nullcontext(conn)  # type: ignore[method-assign]
+            view._snapshot = view._read  # type: ignore[method-assign]
+            view._write = _read_only  # type: ignore[method-assign]
+            yield view
 
     def export_counts(self, memory_id: str) -> dict[str, int]:
         """``{"sources", "items", "tombstones"}``: what the ``export_*`` readers yield."""
@@ -131,6 +156,10 @@ class SqlExport(SqlStore):
                        "ON CONFLICT (memory_id) DO UPDATE SET claim_secret = "
                        "excluded.claim_secret", (memory_id, secret))
             return True
+
+
+def _read_only() -> Any:
+    raise AssertionError("an export snapshot does not write")
 
 
 def put_tombstone(uow: Any, scope_ref: str, key_ref: str, claim_id: str) -> None:

@@ -290,14 +290,16 @@ class SqlStore:
                 "on_change": row["on_change"], "tombstones": row["tombstones"]}
 
     def payloads(self, memory_id: str, payload_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None}}."""
+        """Payload rows by id: {payload_id: {"value": JSON, "quote": str | None, "metadata",
+        "tz_offset_min": int | None}}."""
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), _CHUNK):
             test, args = self.dialect.any_of("payload_id", payload_ids[i:i + _CHUNK])
-            for r in self._all(f"SELECT payload_id, value, quote, metadata FROM payloads "
-                               f"WHERE memory_id=? AND {test}", (memory_id, *args)):
+            for r in self._all(f"SELECT payload_id, value, quote, metadata, tz_offset_min FROM "
+                               f"payloads WHERE memory_id=? AND {test}", (memory_id, *args)):
                 out[r["payload_id"]] = {"value": json.loads(r["value"]), "quote": r["quote"],
-                                        "metadata": load_metadata(r["metadata"])}
+                                        "metadata": load_metadata(r["metadata"]),
+                                        "tz_offset_min": r["tz_offset_min"]}
         return out
 
     def provenance(self, memory_id: str, item_id: str) -> list[dict[str, Any]]:
@@ -356,17 +358,22 @@ class SqlStore:
             return self.erasure.remaining(c, memory_id, item_ids, source_ids)
 
     def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:
-        """Removes a source's text and salt and its full-text row and vector (the chain row
-        stays); ``at`` is the erasure time (ISO-8601 UTC, from the service's clock). A source
-        an item under legal hold cites is left as it is: ``{"held": 1}``."""
+        """Removes a source's text and salt, its full-text row and vector and the digests
+        holding its text (the chain row stays); ``at`` is the erasure time (ISO-8601 UTC,
+        from the service's clock). Returns counts per surface plus ``_digest_docs`` (the
+        digests erased, for the service to derive again without the turn). A source an item
+        under legal hold cites is left as it is: ``{"held": 1}``."""
         with self._write() as c:
             if source_id in self.erasure.held_sources(c, memory_id):
                 return {"held": 1}
             fts, vec = self.erasure.erase_docs(c, memory_id, [source_id])
+            digests, docs = self.erasure.erase_digests(c, memory_id, [source_id])
             n = self.erasure.redact_sources(c, memory_id, [source_id], at)
-            owed = (("sources", n), ("receipts", n), ("search_docs", fts), ("vectors", vec + n))
+            owed = (("sources", n), ("receipts", n), ("search_docs", fts + digests),
+                    ("vectors", vec + digests))
             self._scrub_owed(c, memory_id, [t for t, k in owed if k], at)
-        return {"sources": n, "full_text": fts, "vectors": vec}
+        return {"sources": n, "full_text": fts, "vectors": vec, "digests": digests,
+                "_digest_docs": docs}
 
     # --- integrity ---------------------------------------------------------------------------
     def verify_ledger(self, memory_id: str) -> ChainBreak | None:

@@ -33,7 +33,8 @@ _KEY_ROWS = ("SELECT 'r' AS t, revision AS a, NULL AS b FROM key_revisions WHERE
 #: PostgreSQL's 65,535 parameters).
 _ROWS_PER_INSERT = 1000
 _INSERT_PAYLOAD = ("INSERT INTO payloads(memory_id, payload_id, item_id, value, quote, salt, "
-                   "metadata, fact) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING")
+                   "metadata, fact, tz_offset_min) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT DO "
+                   "NOTHING")
 
 
 @dataclass
@@ -314,12 +315,14 @@ class SqlUnitOfWork:
     # --- payloads ------------------------------------------------------------------------
     def put_payload(self, payload_id: str, item_id: str, value: Any, quote: str | None,
                     salt: bytes, metadata: dict[str, Any] | None = None,
-                    fact: dict[str, Any] | None = None) -> None:
+                    fact: dict[str, Any] | None = None,
+                    tz_offset_min: int | None = None) -> None:
         """Inserts a payload row; ``fact``: the fact attributes (``domain.fact.FactAttrs``
-        JSON: type, content_ref, size, content_hash) or None."""
+        JSON: type, content_ref, size, content_hash) or None; ``tz_offset_min``: the UTC
+        offset the statement's time gave (rendering only) or None."""
         row = (self.memory_id, payload_id, item_id, json.dumps(value, ensure_ascii=False),
                quote, salt, dump_metadata(metadata),
-               json.dumps(fact, sort_keys=True) if fact else None)
+               json.dumps(fact, sort_keys=True) if fact else None, tz_offset_min)
         if self._deferred is not None:
             self._deferred.payloads.append(row)
         else:

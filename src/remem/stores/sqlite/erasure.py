@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
-from remem.domain.digests import digest_ids_of
+from remem.domain.textindex import content_hash, index_terms
+from remem.stores.sql.digest_erasure import derived_digests, holding_docs
 
 FORGOTTEN_DIGEST = "forgotten"
 
@@ -145,7 +146,7 @@ def remaining(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
               source_ids: Sequence[str]) -> dict[str, int]:
     """Rows that still hold erased content (all zero once erasure is complete)."""
     out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
-           "pinned_profiles": 0}
+           "pinned_profiles": 0, "digests": 0}
     if item_ids:
         args = (memory_id, *item_ids)
         q = _in(item_ids)
@@ -171,18 +172,27 @@ def remaining(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],
                                          f"AND doc_id IN ({q})", args).fetchone()[0]
         out["vectors"] += conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? AND "
                                        f"doc_id IN ({q})", args).fetchone()[0]
-        digests = digest_ids_of({"run_id": r[0], "sequence": r[1]} for r in conn.execute(
-            f"SELECT run_id, sequence FROM sources WHERE memory_id=? AND source_id IN ({q})",
-            args))
-        for i in range(0, len(digests), 500):
-            chunk = digests[i:i + 500]
-            dargs = (memory_id, *chunk)
-            out["full_text"] += conn.execute(f"SELECT count(*) FROM search_docs WHERE "
-                                             f"memory_id=? AND doc_id IN ({_in(chunk)})",
-                                             dargs).fetchone()[0]
-            out["vectors"] += conn.execute(f"SELECT count(*) FROM vectors WHERE memory_id=? "
-                                           f"AND doc_id IN ({_in(chunk)})", dargs).fetchone()[0]
+        out["digests"] = stale_digests(conn, memory_id, source_ids)
     return out
+
+
+def stale_digests(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence[str]) -> int:
+    """Digests that held the sources' text and still differ (full-text terms or vector
+    content hash) from what the current rows derive: each may still hold erased text. A
+    digest derived again without the erased turns equals that, so it is not counted."""
+    docs = holding_docs(conn, memory_id, source_ids)
+    want = derived_digests(conn, memory_id, docs) if docs else {}
+    n = 0
+    for doc in docs:
+        text = want[doc][1] if doc in want else None
+        terms = conn.execute("SELECT f.terms FROM search_docs d JOIN search_fts f ON "
+                             "f.rowid = d.rowid WHERE d.memory_id=? AND d.doc_id=?",
+                             (memory_id, doc)).fetchone()
+        vec = conn.execute("SELECT content_hash FROM vectors WHERE memory_id=? AND doc_id=?",
+                           (memory_id, doc)).fetchone()
+        n += bool((terms is not None and (text is None or terms[0] != index_terms(text)))
+                  or (vec is not None and (text is None or vec[0] != content_hash(text))))
+    return n
 
 
 def purge_search_rows(conn: sqlite3.Connection, memory_id: str) -> None:
@@ -259,23 +269,24 @@ def erase_docs(conn: sqlite3.Connection, memory_id: str,
 
 
 def erase_digests(conn: sqlite3.Connection, memory_id: str,
-                  source_ids: Sequence[str]) -> tuple[int, int]:
-    """Deletes every digest (``domain.digests``) that may contain any of the sources: their
-    full-text rows and vectors; returns (fts_rows, vector_rows)."""
-    rows = conn.execute(f"SELECT run_id, sequence FROM sources WHERE memory_id=? AND "
-                        f"source_id IN ({_in(source_ids)})", (memory_id, *source_ids)).fetchall()
-    return erase_docs(conn, memory_id, digest_ids_of(
-        [{"run_id": r[0], "sequence": r[1]} for r in rows]))
+                  source_ids: Sequence[str]) -> tuple[int, list[str]]:
+    """Deletes the digests (``domain.digests``) that hold the text of any of the sources
+    (``stores.sql.digest_erasure.holding_docs``: not another scope's digest of the same
+    window): their full-text rows and vectors. Returns (digests erased, the document ids of
+    those windows, for the service to derive again without the erased turns)."""
+    docs = holding_docs(conn, memory_id, source_ids)
+    fts, vec = erase_docs(conn, memory_id, docs)
+    return max(fts, vec), docs
 
 
 def redact_sources(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence[str],
                    at: str) -> int:
     """Removes source texts and salts; the chain row (digest, hashes) stays verifiable. The
     receipts' idempotency digests (which cover an unsalted hash of the text) become
-    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them."""
+    ``REDACTED_DIGEST``, so a guessed text cannot be confirmed against them. The digests
+    holding the texts are the caller's to erase first (:func:`erase_digests`)."""
     if not source_ids:
         return 0
-    erase_digests(conn, memory_id, source_ids)
     conn.execute(f"UPDATE receipts SET digest=? WHERE memory_id=? AND source_id IN "
                  f"({_in(source_ids)})", (REDACTED_DIGEST, memory_id, *source_ids))
     return conn.execute(f"UPDATE sources SET text=NULL, salt=NULL, metadata=NULL, "
@@ -309,7 +320,8 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
     erased value, within ``scopes`` (None: every scope of the memory).
 
     Returns:
-        Counts per surface plus ``_source_ids`` (the sources redacted) and
+        Counts per surface plus ``_source_ids`` (the sources redacted),
+        ``_digest_docs`` (the digests erased with them, to derive again) and
         ``_held_source_ids`` (matched but kept: an item under legal hold cites them). ``rekey`` re-keys
         the items' idempotency records (see :func:`forget_idempotency`).
     """
@@ -325,8 +337,11 @@ def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str
     prov = conn.execute(f"DELETE FROM provenance WHERE memory_id=? AND item_id IN "
                         f"({_in(item_ids)})", (memory_id, *item_ids)).rowcount if item_ids else 0
     fts, vec = erase_docs(conn, memory_id, [*item_ids, *source_ids])
+    digests, digest_docs = erase_digests(conn, memory_id, source_ids)
     record_scrub(conn, memory_id, "forget", at)
     return {
+        "digests": digests,
+        "_digest_docs": digest_docs,
         "payloads": erase_payloads(conn, memory_id, item_ids),
         "provenance": prov,
         "full_text": fts,

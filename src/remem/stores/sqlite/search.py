@@ -266,11 +266,12 @@ class SearchSnapshot:
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(payload_ids), 500):
             chunk = list(payload_ids[i:i + 500])
-            for r in self.conn.execute(f"SELECT payload_id, value, quote, metadata FROM "
-                                       f"payloads WHERE memory_id=? AND payload_id IN "
-                                       f"({_in(chunk)})", (self.memory_id, *chunk)):
+            for r in self.conn.execute(f"SELECT payload_id, value, quote, metadata, "
+                                       f"tz_offset_min FROM payloads WHERE memory_id=? AND "
+                                       f"payload_id IN ({_in(chunk)})",
+                                       (self.memory_id, *chunk)):
                 out[r[0]] = {"value": json.loads(r[1]), "quote": r[2],
-                             "metadata": load_metadata(r[3])}
+                             "metadata": load_metadata(r[3]), "tz_offset_min": r[4]}
         return out
 
     def source_refs(self, item_ids: Sequence[str]) -> dict[str, list[str]]:

@@ -21,7 +21,7 @@ from remem.stores.sql.store import READ_MODEL_TABLES, not_found
 from remem.stores.sql.cached import SqlCached
 from remem.stores.sql.tokens import SqlTokens
 from remem.stores.sqlite import erasure
-from remem.stores.sqlite.connection import connect
+from remem.stores.sqlite.connection import TranslatingConnection, connect
 from remem.stores.sqlite.search import SQLiteSearchIndex
 from remem.stores.sqlite.uow import SQLiteUnitOfWork
 
@@ -95,6 +95,35 @@ class SQLiteStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         yield self.conn
+
+    @contextmanager
+    def _export_connection(self) -> Iterator[sqlite3.Connection]:
+        """A read connection of its own in one transaction (WAL: its snapshot is taken at
+        the first read and writers on the store's connection go on). ``:memory:`` has no
+        second connection: the store's own, in a transaction, locked for the export."""
+        if self.path == ":memory:":
+            with self._lock:
+                conn = self.conn
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    conn.execute("COMMIT")
+            return
+        self.conn  # migrated and scrubbed first  # noqa: B018
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
+                               isolation_level=None, check_same_thread=False,
+                               factory=TranslatingConnection)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM memories").fetchone()  # the snapshot starts
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+            conn.close()
 
     # --- memory admin ----------------------------------------------------------------------
     def delete_memory(self, memory_id: str, at: str) -> dict[str, int]:
