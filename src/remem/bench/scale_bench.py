@@ -217,19 +217,32 @@ def pool_vectors(mem: Any, pool: int, cache_dir: Path,
 
 
 class _Progress:
-    """A log line per ~5% of the items: done, rate and CPU so far."""
+    """A log line per ~5% of the items: done, rate and CPU so far, and the rate, user and
+    system CPU seconds of the last window (where a long load's time goes as the file grows)."""
 
     def __init__(self, total: int, log: Log | None) -> None:
         self.total, self.log, self.next = total, log, max(1, total // 20)
         self.t0, self.cpu0 = time.perf_counter(), time.process_time()
+        self.last = (0, self.t0, *_cpu_split())
 
     def __call__(self, done: int) -> None:
         if self.log is None or done < self.next:
             return
-        wall, cpu = time.perf_counter() - self.t0, time.process_time() - self.cpu0
+        now, (user, system) = time.perf_counter(), _cpu_split()
+        wall, cpu = now - self.t0, time.process_time() - self.cpu0
+        d0, t0, u0, s0 = self.last
         self.log(f"  {done}/{self.total} items ({100 * done // self.total}%): "
-                 f"{done / wall:.0f} items/s, {wall:.0f} s wall, {cpu:.0f} s CPU")
+                 f"{done / wall:.0f} items/s, {wall:.0f} s wall, {cpu:.0f} s CPU; last "
+                 f"{done - d0}: {(done - d0) / (now - t0):.0f} items/s, {now - t0:.0f} s "
+                 f"wall, {user - u0:.0f} s user + {system - s0:.0f} s system CPU")
+        self.last = (done, now, user, system)
         self.next = (done // max(1, self.total // 20) + 1) * max(1, self.total // 20)
+
+
+def _cpu_split() -> tuple[float, float]:
+    """(user, system) CPU seconds of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
 
 
 def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
