@@ -51,6 +51,15 @@ figures are the comparable ones, wall ones are mostly waiting for a core):
   writes and ~37 min CPU for the whole run on an idle core (over the 30 min goal).
 - ``remem serve`` over 1,000,000 vectors (the 100k database's vectors copied 9 times; 100k
   items), after 50 HTTP recalls: RSS 824 MB, peak 942 MB (goal <= 1.5 GB).
+- Why the bulk write rate falls (2026-12-02, SQLite, three 150k loads run side by side, so
+  under the same load, 8-10 on 2 cores; items per CPU-second per 25k window): before
+  950/782/605/581/560/532; with the 64 MiB page cache 1010/875/686/648/634/559; with the
+  cache and the batch-deferred WAL checkpoint 1033/899/709/661/638/546. Whole load: 237 ->
+  212 CPU-s (user 191 -> 196, system 46 -> 16) and 11.0 -> 6.3 GiB written. The system
+  time (page copies, writes) was the part that grew with the file, and it is gone; the user
+  time per item still grows (24 -> 40 s per 25k from 25k to 150k, the same with and without
+  the settings: B-tree and FTS5 work inside SQLite and the Python around it), so the rate
+  still falls, by the same curve in user CPU.
 """
 
 from __future__ import annotations
