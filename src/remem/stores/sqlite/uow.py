@@ -1,9 +1,10 @@
 """The SQLite unit of work: one BEGIN IMMEDIATE transaction per decision.
 
 Everything is the shared :class:`~remem.stores.sql.uow.SqlUnitOfWork`; erasure is
-:mod:`remem.stores.sqlite.erasure`. A batch (``defer_inserts``, ``Writer.write_many``) marks
-the unit of work ``bulk`` so ``SQLiteStore.unit_of_work`` applies its bulk-only connection
-settings until the batch has committed (``store.py``).
+:mod:`remem.stores.sqlite.erasure`. A batch (``defer_inserts``, ``Writer.write_many``) raises
+the connection's WAL checkpoint threshold and marks the unit of work ``bulk``;
+``SQLiteStore.unit_of_work`` restores the normal threshold once the batch committed or
+rolled back (``store.py``).
 """
 
 from __future__ import annotations
