@@ -51,6 +51,16 @@ figures are the comparable ones, wall ones are mostly waiting for a core):
   writes and ~37 min CPU for the whole run on an idle core (over the 30 min goal).
 - ``remem serve`` over 1,000,000 vectors (the 100k database's vectors copied 9 times; 100k
   items), after 50 HTTP recalls: RSS 824 MB, peak 942 MB (goal <= 1.5 GB).
+- Why the bulk write rate falls (2026-12-02, SQLite, three 150k loads run side by side, so
+  under the same load, 8-10 on 2 cores; items per CPU-second per 25k window): before
+  950/782/605/581/560/532; with the 64 MiB page cache 1010/875/686/648/634/559; with the
+  cache and the batch-deferred WAL checkpoint 1033/899/709/661/638/546. Whole load: 237 ->
+  212 CPU-s (user 191 -> 196, system 46 -> 16) and 11.0 -> 6.3 GiB written. The system
+  time (page copies, writes) was the part that grew with the file, and it is gone; the user
+  time per item still grows (24 -> 40 s per 25k from 25k to 150k, the same with and without
+  the settings: B-tree work inside SQLite and the Python around it), so the rate still
+  falls, by the same curve in user CPU. Not FTS5 merging: two 100k loads side by side with
+  FTS5 ``automerge`` 4 (the default) and 16 took 124 and 123 CPU-s, the same per window.
 """
 
 from __future__ import annotations
@@ -217,19 +227,32 @@ def pool_vectors(mem: Any, pool: int, cache_dir: Path,
 
 
 class _Progress:
-    """A log line per ~5% of the items: done, rate and CPU so far."""
+    """A log line per ~5% of the items: done, rate and CPU so far, and the rate, user and
+    system CPU seconds of the last window (where a long load's time goes as the file grows)."""
 
     def __init__(self, total: int, log: Log | None) -> None:
         self.total, self.log, self.next = total, log, max(1, total // 20)
         self.t0, self.cpu0 = time.perf_counter(), time.process_time()
+        self.last = (0, self.t0, *_cpu_split())
 
     def __call__(self, done: int) -> None:
         if self.log is None or done < self.next:
             return
-        wall, cpu = time.perf_counter() - self.t0, time.process_time() - self.cpu0
+        now, (user, system) = time.perf_counter(), _cpu_split()
+        wall, cpu = now - self.t0, time.process_time() - self.cpu0
+        d0, t0, u0, s0 = self.last
         self.log(f"  {done}/{self.total} items ({100 * done // self.total}%): "
-                 f"{done / wall:.0f} items/s, {wall:.0f} s wall, {cpu:.0f} s CPU")
+                 f"{done / wall:.0f} items/s, {wall:.0f} s wall, {cpu:.0f} s CPU; last "
+                 f"{done - d0}: {(done - d0) / (now - t0):.0f} items/s, {now - t0:.0f} s "
+                 f"wall, {user - u0:.0f} s user + {system - s0:.0f} s system CPU")
+        self.last = (done, now, user, system)
         self.next = (done // max(1, self.total // 20) + 1) * max(1, self.total // 20)
+
+
+def _cpu_split() -> tuple[float, float]:
+    """(user, system) CPU seconds of this process so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime, r.ru_stime
 
 
 def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,

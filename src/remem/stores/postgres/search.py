@@ -572,8 +572,15 @@ class PostgresSearchIndex:
         return SearchSnapshot(uow.conn, uow.memory_id)
 
     def writer(self, uow: Any) -> SearchWriter:
-        """Index writes in a unit of work's transaction."""
-        return SearchWriter(uow, self.known_indexes)
+        """Index writes in a unit of work's transaction (full-text and vector rows held for
+        its flush while it defers inserts: a batch, ``search_batch.HeldIndex``)."""
+        from remem.stores.postgres import search_batch  # it subclasses SearchWriter
+
+        held = getattr(uow, "held", None)
+        buffer = held and held("search", lambda: search_batch.HeldIndex(uow))
+        if buffer is None:
+            return SearchWriter(uow, self.known_indexes)
+        return search_batch.HeldSearchWriter(uow, self.known_indexes, buffer)
 
     def rebuild_text(self, memory_id: str, digests: bool = True) -> int:
         """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
