@@ -72,7 +72,7 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
 
     def __init__(self, url: str, *, max_connections: int = 8, connect_timeout_s: float = 10.0,
                  scrub_wait_s: float = 10.0,
-                 scrub_inline_max_bytes: int = 8 * 1024 * 1024) -> None:
+                 scrub_inline_max_bytes: int = 32 * 1024 * 1024) -> None:
         self.url = url
         self.scrub_wait_s = scrub_wait_s
         self.scrub_inline_max_bytes = scrub_inline_max_bytes
