@@ -4,6 +4,7 @@ is read (never sourced), and no credential in any diagnostic."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -54,6 +55,29 @@ def test_a_group_or_world_accessible_secrets_file_is_refused(tmp_path, mode):
     with pytest.raises(InvalidInput) as exc:
         read_token(f)
     assert "chmod 600" in exc.value.message and TOKEN not in exc.value.message
+
+
+def test_a_fifo_as_secrets_file_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path):
+    # found by probe 6: the open blocked until something wrote to the FIFO (forever)
+    fifo = tmp_path / "secrets"
+    os.mkfifo(fifo, 0o600)
+    out: dict = {}
+
+    def read():
+        try:
+            read_token(str(fifo))
+        except InvalidInput as exc:
+            out["error"] = str(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # unblock the old code's open so the thread ends
+        with open(fifo, "wb"):
+            pass
+        reader.join(5)
+        pytest.fail("read_token waited for a writer on a FIFO")
+    assert "regular file" in out["error"]
 
 
 def test_a_file_without_a_token_line_is_refused_without_echoing_it(tmp_path):

@@ -66,7 +66,10 @@ def read_token(path: str) -> str:
             holds no token line.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer (it is then
+        # refused below as not a regular file); a regular file reads as usual
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InvalidInput(f"--secrets-file cannot be read ({exc.strerror}); give the private "
                            "credentials file.", field="secrets_file") from None
