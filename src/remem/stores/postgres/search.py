@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -44,9 +43,11 @@ from psycopg.rows import tuple_row
 from remem.domain.digests import DOC_DIGEST, window_digests
 from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
-from remem.domain.textindex import index_terms, item_text, scope_term
+from remem.domain.textindex import item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.postgres.connection import partition_name
+from remem.stores.postgres.tsterms import (MAX_LEXEME_BYTES, fold, quote, tsquery_literal,
+                                           tsvector_literal)
 from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 
@@ -54,7 +55,6 @@ __all__ = ["DOC_ITEM", "DOC_SOURCE", "PostgresSearchIndex", "SearchSnapshot", "S
            "tsquery_literal", "tsvector_literal"]
 
 DOC_ITEM, DOC_SOURCE = "item", "source"
-_MAX_POSITION, _MAX_POSITIONS, _MAX_LEXEME_BYTES = 16383, 256, 2046
 _RECALL_COLUMNS = ", ".join(RecallRow._fields)
 #: hnsw.ef_search floor and the factor over k (more candidates = better recall, slower).
 EF_SEARCH_MIN, EF_SEARCH_FACTOR = 100, 4
@@ -65,46 +65,6 @@ EXACT_MAX_ROWS = 10_000
 #: Seconds the planner statistics :meth:`SearchSnapshot._affordable` reads are reused per
 #: memory (they change only when ANALYZE runs; reading ``pg_stats`` costs 5-30 ms of planning).
 STATS_TTL_S = 60.0
-
-
-# --- terms --------------------------------------------------------------------------------
-def _fold(term: str) -> str:
-    """Drops combining marks after Latin, Greek and Cyrillic letters ("café" -> "cafe")."""
-    if term.isascii():
-        return term
-    out: list[str] = []
-    for ch in unicodedata.normalize("NFD", term):
-        if unicodedata.category(ch) == "Mn" and out and ord(out[-1]) < 0x0530:
-            continue
-        out.append(ch)
-    return unicodedata.normalize("NFC", "".join(out))
-
-
-def _quote(term: str) -> str:
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def tsvector_literal(text: str, scope_key: str | None = None) -> str:
-    """The ``tsvector`` input of a document: its index terms with 1-based positions, plus the
-    opaque ``scope_key`` lexeme (weight A; words have weight D) when given."""
-    positions: dict[str, list[int]] = {}
-    pos = 0
-    for pos, term in enumerate(index_terms(text).split(), start=1):
-        term = _fold(term)
-        if not term or len(term.encode()) > _MAX_LEXEME_BYTES:
-            continue
-        slots = positions.setdefault(term, [])
-        if len(slots) < _MAX_POSITIONS:
-            slots.append(min(pos, _MAX_POSITION))
-    out = [f"{_quote(t)}:{','.join(map(str, sorted(set(p))))}" for t, p in positions.items()]
-    if scope_key is not None:
-        out.append(f"{_quote(scope_key)}:{min(pos + 1, _MAX_POSITION)}A")
-    return " ".join(out)
-
-
-def tsquery_literal(terms: Sequence[str]) -> str:
-    """A ``tsquery`` OR-ing the terms as literal lexemes."""
-    return " | ".join(_quote(t) for t in terms)
 
 
 def _scope_share(scopes: set[str], stats: dict[str, Any]) -> float:
@@ -287,8 +247,8 @@ class SearchSnapshot:
         ``ts_rank`` first (ties by doc id). See :meth:`_affordable` for dropped terms."""
         # A word over the lexeme limit is never indexed (tsvector_literal drops it), so it
         # cannot match; PostgreSQL would refuse it in a tsquery.
-        folded = [t for t in dict.fromkeys(_fold(t) for t in terms)
-                  if t and len(t.encode()) <= _MAX_LEXEME_BYTES]
+        folded = [t for t in dict.fromkeys(fold(t) for t in terms)
+                  if t and len(t.encode()) <= MAX_LEXEME_BYTES]
         if not folded or not scopes:
             return []
         folded, share = self._affordable(folded, scopes)
@@ -300,7 +260,7 @@ class SearchSnapshot:
             # rechecks every candidate row (1.6 -> 1.3 ms at 100k); the scope column test
             # above already drops a document whose text merely contains such a lexeme.
             match = "tsv @@ (q && CAST(%(sk)s AS tsquery))"
-            args["sk"] = " | ".join(_quote(scope_term(self.memory_id, x)) for x in scopes)
+            args["sk"] = " | ".join(quote(scope_term(self.memory_id, x)) for x in scopes)
         rows = self.conn.execute(
             "SELECT doc_id, scope FROM search_docs, CAST(%(q)s AS tsquery) AS q WHERE "
             f"memory_id=%(m)s AND scope = ANY(%(s)s) AND {match} ORDER BY ts_rank(tsv, q, 1) "
