@@ -28,8 +28,9 @@ PRINCIPALS = {
 class Probe:
     """The served database, its tokens and ``call(principal, method, path, **httpx kw)``."""
 
-    def __init__(self, tmp: Path, server_env: dict[str, str] | None = None) -> None:
-        self.db = str(tmp / "probe.db")
+    def __init__(self, tmp: Path | None, server_env: dict[str, str] | None = None, *,
+                 db: str | None = None) -> None:
+        self.db = db if db is not None else str(tmp / "probe.db")  # db: any database URL
         store = remem.open(self.db)
         try:
             store.create_memory("m1", tenant_id="acme")

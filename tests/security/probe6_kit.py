@@ -6,29 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
-import remem
-from remem.service.tokens import Tokens
-from remem.testing.served import Server
-from security.probe4_kit import PRINCIPALS, Probe
+from security.probe4_kit import Probe
 
 
 class UrlProbe(Probe):
     """``Probe`` on any database URL (``remem serve --db postgresql://...``)."""
 
     def __init__(self, url: str, server_env: dict[str, str] | None = None) -> None:
-        self.db = url
-        store = remem.open(url)
-        try:
-            store.create_memory("m1", tenant_id="acme")
-            store.create_memory("m2", tenant_id="globex")
-            tokens = Tokens(store)
-            self.tokens = {n: tokens.create(*spec, label=n)[0] for n, spec in PRINCIPALS.items()}
-        finally:
-            store.close()
-        self.server = Server(url, env=server_env)
-        self.http = httpx.Client(base_url=self.server.base, timeout=60)
+        super().__init__(None, server_env, db=url)
 
 
 def sqlite_bytes(path: str) -> bytes:
