@@ -51,6 +51,7 @@ import anyio
 from fastapi import FastAPI
 
 from remem.api.errors import BodyLimit, install_error_handlers
+from remem.api.routing import StrictQueryRoute
 from remem.api.schemas import HealthOut
 from remem.service.tokens import Tokens
 
@@ -100,9 +101,12 @@ def create_app(store: Any, *, max_body_bytes: int = MAX_BODY_BYTES,
 
     mount_ui(app)  # the manage view at /ui (same principals, same guarded Memory)
 
-    @app.get("/healthz", response_model=HealthOut, tags=["health"], summary="Liveness")
     def healthz() -> Any:
         return {"ok": True}
+
+    app.router.add_api_route("/healthz", healthz, methods=["GET"], response_model=HealthOut,
+                             tags=["health"], summary="Liveness",
+                             route_class_override=StrictQueryRoute)  # ?x=1 is refused too
 
     return app
 

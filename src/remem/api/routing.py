@@ -1,9 +1,14 @@
-"""Router factory: one error schema for every documented status, strict JSON bodies, and
-request serialisation.
+"""Router factory: one error schema for every documented status, strict JSON bodies, strict
+query strings, and request serialisation.
 
 A route with a JSON body parses it with :func:`remem.domain.jsondoc.loads` before FastAPI
 sees it: invalid UTF-8, nesting over 64 deep, duplicate fields, NaN/Infinity and lone
 surrogates get 400 ``invalid_input`` (never a RecursionError or a 500), and nothing runs.
+
+A query parameter the route does not declare (``?limt=5``, ``?scope=`` on a route that takes
+``scopes``) is refused as an unknown body field is: 422 ``validation_failed`` with
+``details.errors[0].loc == ["query", name]`` and type ``extra_forbidden``, before anything
+runs (:class:`StrictQueryRoute`; every route of the API and the manage view is one).
 
 The embedded SQLite store shares one connection between threads, so its handlers (and the
 token lookup) run one request at a time under an async lock; waiting requests hold no worker
@@ -16,6 +21,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
+from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
@@ -38,9 +44,55 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-class SerializedRoute(APIRoute):
+class StrictQueryRoute(APIRoute):
+    """An APIRoute that refuses a query parameter it does not declare (422, before the
+    handler, its dependencies or authentication run): a misspelt ``?limt=5`` is never
+    silently the default."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        declared = frozenset(query_names(self.dependant))
+
+        async def strict(request: Request) -> Response:
+            refuse_unknown_query(request, declared)
+            return await handler(request)
+
+        return strict
+
+
+def query_names(dependant: Dependant) -> set[str]:
+    """Every query parameter name a route declares: its own and its dependencies' (by the
+    alias the request uses; the fields of a query-parameter model too)."""
+    names: set[str] = set()
+    stack = [dependant]
+    while stack:
+        d = stack.pop()
+        for f in d.query_params:
+            model = getattr(f.field_info, "annotation", None)
+            fields = getattr(model, "model_fields", None) if isinstance(model, type) else None
+            if fields:
+                names.update(m.alias or n for n, m in fields.items())
+            else:
+                names.add(f.alias)
+        stack.extend(d.dependencies)
+    return names
+
+
+def refuse_unknown_query(request: Request, declared: frozenset[str]) -> None:
+    """Raises the 422 of an unknown field for each query parameter not in ``declared``."""
+    unknown = [n for n in dict.fromkeys(request.query_params.keys()) if n not in declared]
+    if unknown:
+        raise RequestValidationError([{
+            "type": "extra_forbidden", "loc": ("query", name),
+            "msg": (f"Unknown query parameter; this route takes "
+                    f"{', '.join(sorted(declared)) or 'none'}"), "input": None}
+            for name in unknown])
+
+
+class SerializedRoute(StrictQueryRoute):
     """An APIRoute whose JSON body is parsed strictly first and whose whole handling runs
-    under ``app.state.store_lock`` when set."""
+    under ``app.state.store_lock`` when set (and, as every :class:`StrictQueryRoute`,
+    refuses undeclared query parameters first)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
