@@ -187,12 +187,13 @@ def memory_show(memory_id: str) -> None:
 @memory_app.command("delete")
 def memory_delete(memory_id: str,
                   yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False) -> None:
-    """Delete a memory: purge its ledger and every row."""
+    """Delete a memory: purge its ledger and every row. Refused (legal_hold_active, exit 1)
+    while any item is under legal hold: release the holds first (`remem hold ID --release`)."""
     def body():
         if not yes and not STATE.json:
             typer.confirm(f"Delete memory '{escape_controls(memory_id)}' and all its data?",
                           abort=True)
-        counts = open_store().delete_memory(memory_id)
+        counts = open_store().delete_memory(memory_id)  # refuses held items
         emit({"memory": memory_id, "deleted": True, "rows": counts},
              f"Deleted memory {memory_id} ({sum(counts.values())} rows).")
     run(body)

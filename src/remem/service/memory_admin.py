@@ -72,18 +72,8 @@ class AdminMethods:
         Raises:
             LegalHoldActive: items are under legal hold (``details.held``); nothing deleted.
         """
-        from remem.errors import LegalHoldActive
-
         self.guard.manage("delete the memory")
-        held = self.store.held_item_ids(self.id)
-        if held:
-            n = len(held)
-            raise LegalHoldActive(
-                f"{n} item{'s' if n != 1 else ''} of memory {self.id} "
-                f"{'are' if n != 1 else 'is'} under legal hold, so nothing was deleted. An "
-                "admin must release the holds first (`remem hold ITEM_ID --release`).",
-                memory=self.id, held=n, item_ids=held[:100])
-        return self.owner.delete_memory(self.id)
+        return self.owner.delete_memory(self.id)  # refuses held items (RememStore)
 
     def create_token(self, role: str, subject: str, label: str | None = None) -> tuple[str, Any]:
         """A new token of this memory: (the token, shown once; its TokenInfo)."""

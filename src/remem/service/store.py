@@ -150,7 +150,14 @@ class RememStore:
         return self.adapter.list_memories()
 
     def delete_memory(self, memory_id: str) -> dict[str, int]:
-        """Purges the memory: its ledger and every row; returns rows deleted per table."""
+        """Purges the memory: its ledger and every row; returns rows deleted per table.
+
+        Raises:
+            LegalHoldActive: items are under legal hold (``details.held``: how many;
+                ``item_ids``: up to 100); nothing deleted. Release the holds first.
+            NotFound: no memory with that id.
+        """
+        self.refuse_held(memory_id)
         with self._contexts_lock:
             self._contexts.pop(memory_id, None)
         out = self.adapter.delete_memory(memory_id, to_iso(self.clock.now()))
@@ -159,6 +166,20 @@ class RememStore:
 
             shutil.rmtree(self.blobs.root / memory_id, ignore_errors=True)
         return out
+
+    def refuse_held(self, memory_id: str) -> None:
+        """Raises LegalHoldActive when any item of the memory is under legal hold (the one
+        check before a memory is deleted, by any interface)."""
+        held = self.adapter.held_item_ids(memory_id)
+        if held:
+            from remem.errors import LegalHoldActive
+
+            n = len(held)
+            raise LegalHoldActive(
+                f"{n} item{'s' if n != 1 else ''} of memory {memory_id} "
+                f"{'are' if n != 1 else 'is'} under legal hold, so nothing was deleted. An "
+                "admin must release the holds first (`remem hold ITEM_ID --release`).",
+                memory=memory_id, held=n, item_ids=held[:100])
 
     def verify(self) -> dict[str, Any]:
         """Walks every chain; returns {"ok", "memories": {id: {"ok", "events", "broken",
