@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, \
     ValidationError, field_validator
 
+from remem.domain.jsondoc import UnrepresentableNumber, parse_float
 from remem.domain.model import Kind
 from remem.errors import InvalidInput
 
@@ -188,7 +189,9 @@ def _object(name: str, arguments: str | dict[str, Any] | None) -> dict[str, Any]
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments, object_pairs_hook=_no_repeated_names,
-                                   parse_constant=_no_constant)
+                                   parse_constant=_no_constant, parse_float=parse_float)
+        except UnrepresentableNumber as exc:  # 1e-400 would be stored as 0
+            raise exc.refusal(f"{name} arguments") from None
         except (ValueError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
             raise InvalidInput(f"{name} arguments are not valid JSON ({reason}); send one "

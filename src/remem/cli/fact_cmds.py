@@ -38,8 +38,12 @@ def read_content(content: str | None, content_file: str | None, text: bool) -> A
         raw = content
     if text:
         return raw
+    from remem.domain.jsondoc import UnrepresentableNumber, parse_float
+
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_float=parse_float)
+    except UnrepresentableNumber as exc:  # 1e-400 would be stored as 0
+        raise exc.refusal("content") from None
     except ValueError:
         raise InvalidInput("The content is not JSON; quote a string as JSON, or pass --text "
                            "to store the text as it is.", field="content") from None

@@ -7,6 +7,7 @@ import signal
 from typing import Annotated
 
 import typer
+from remem.domain.jsondoc import UnrepresentableNumber, parse_float
 from remem.cli.output import (
     STATE,
     ProvidersFile,
@@ -63,7 +64,9 @@ def register(app: typer.Typer) -> None:
             for n, line in enumerate(text.splitlines(), start=1):
                 if line.strip():
                     try:
-                        turns.append(json.loads(line))
+                        turns.append(json.loads(line, parse_float=parse_float))
+                    except UnrepresentableNumber as exc:
+                        raise exc.refusal(f"line {n} of --file") from None
                     except ValueError as exc:
                         raise InvalidInput(f"line {n} of --file is not JSON.",
                                            field="file", line=n) from exc

@@ -8,6 +8,11 @@
   recursive (the parser, pydantic, canonical JSON) sees it;
 - duplicate object fields (``{"key": 1, "key": 2}``): refused, never last-one-wins;
 - ``NaN``, ``Infinity``, ``-Infinity`` and numbers that overflow a float (``1e999``);
+- numbers a 64-bit float cannot hold closely enough to give them back: a non-zero number that
+  underflows to 0 (``1e-400``), or one below the smallest normal float (2.2e-308) that would
+  lose digits (``1.23456789e-320``). Ordinary rounding of a long decimal in the normal range
+  (``0.1``, ``3.14159265358979323846``) is accepted, as every JSON parser does. The error names
+  the refused number's place in the document (``value``, ``proposals[0].value``);
 - integers longer than 4,300 digits;
 - lone UTF-16 surrogates (``"\\ud800"``): they cannot be encoded as UTF-8 and so cannot be
   stored; a proper pair (``"\\ud83d\\ude00"``) is one character and is fine.
@@ -20,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
+from decimal import Decimal
 from itertools import accumulate
 from typing import Any
 
@@ -65,7 +72,9 @@ def loads(data: bytes | str, *, max_depth: int = MAX_DOCUMENT_DEPTH,
     try:
         doc = json.loads(text, object_pairs_hook=_unique_fields,
                          parse_constant=lambda name: _no_constant(name, field),
-                         parse_float=lambda digits: _finite(digits, field))
+                         parse_float=parse_float)
+    except UnrepresentableNumber as exc:
+        raise exc.refusal(field, number_path(text, exc.digits)) from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{field} is not valid JSON ({exc.msg} at line {exc.lineno} "
                            f"column {exc.colno}); send one JSON document.",
@@ -134,12 +143,68 @@ def _unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _finite(digits: str, field: str) -> float:
+class UnrepresentableNumber(ValueError):
+    """A JSON number a 64-bit float cannot hold (raised by :func:`parse_float`; a parser that
+    uses the hook turns it into InvalidInput with :meth:`refusal`)."""
+
+    def __init__(self, digits: str, why: str) -> None:
+        super().__init__(why)
+        self.digits, self.why = digits, why
+
+    def refusal(self, field: str, path: str | None = None) -> InvalidInput:
+        where = path or field
+        return InvalidInput(f"{where} holds the number {self.digits[:32]}, which {self.why}; "
+                            "nothing was written. Send a number a 64-bit float holds, or the "
+                            "number as a string.", field=where, reason="number")
+
+
+def parse_float(digits: str) -> float:
+    """The ``parse_float`` hook of every strict JSON parser here: the float of a JSON number
+    with a fraction or exponent, when a 64-bit float holds it closely enough to give it back.
+
+    Raises:
+        UnrepresentableNumber: it overflows (``1e999``), underflows to 0 (``1e-400``), or lies
+            below the smallest normal float and would lose digits (``1.23456789e-320``).
+    """
     value = float(digits)
     if not math.isfinite(value):
-        raise InvalidInput(f"{field} holds the number {digits[:32]}, which is out of range; "
-                           "use a finite number.", field=field)
+        raise UnrepresentableNumber(digits, "is out of range (over 1.8e308)")
+    if abs(value) < sys.float_info.min:  # 0, or subnormal: precision is lost here
+        if value == 0.0 and re.search("[1-9]", digits.lower().partition("e")[0]):
+            raise UnrepresentableNumber(digits, "is too small for a 64-bit float (it would "
+                                        "be stored as 0)")
+        if value != 0.0 and Decimal(repr(value)) != Decimal(digits):
+            raise UnrepresentableNumber(digits, "is below the smallest normal 64-bit float "
+                                        f"and would be stored as {value!r}")
     return value
+
+
+def number_path(text: str, digits: str) -> str | None:
+    """Where in the document the first refused number stands (``proposals[0].value``), found
+    by parsing again with the number as a marker; None at the top level."""
+    marker = object()
+    seen = [False]
+
+    def mark(d: str) -> Any:
+        try:
+            return parse_float(d)
+        except UnrepresentableNumber:
+            if seen[0]:
+                return 0.0
+            seen[0] = True
+            return marker
+
+    doc = json.loads(text, parse_float=mark)
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        v, path = stack.pop()
+        if v is marker:
+            return path or None
+        if isinstance(v, dict):
+            stack.extend((c, f"{path}.{k}" if path else str(k)) for k, c in v.items())
+        elif isinstance(v, list):
+            stack.extend((c, f"{path}[{i}]") for i, c in enumerate(v))
+    return None
 
 
 def _no_constant(name: str, field: str) -> Any:

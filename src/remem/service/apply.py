@@ -19,7 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from remem.domain.filters import parse_metadata
-from remem.domain.jsondoc import MAX_DOCUMENT_DEPTH, check_text_depth
+from remem.domain.jsondoc import (MAX_DOCUMENT_DEPTH, UnrepresentableNumber, check_text_depth,
+                                  parse_float)
 from remem.domain.limits import MAX_APPLY_BYTES, MAX_PROPOSALS, parse_kind
 from remem.domain.model import Authority, Scope, Source, parse_key
 from remem.domain.timefmt import from_ms
@@ -78,7 +79,11 @@ def parse_document(text: str | bytes) -> list[dict[str, Any]]:
     check_text_depth(decoded, MAX_DOCUMENT_DEPTH, "input")  # before the recursive parser
     try:
         doc = json.loads(decoded, object_pairs_hook=_no_duplicates,
-                         parse_constant=_bad_constant)
+                         parse_constant=_bad_constant, parse_float=parse_float)
+    except UnrepresentableNumber as exc:  # 1e-400 would be stored as 0
+        from remem.domain.jsondoc import number_path
+
+        raise exc.refusal("input", number_path(decoded, exc.digits)) from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"input is not valid JSON ({exc.msg} at line {exc.lineno} column "
                            f"{exc.colno}).", field="input") from None

@@ -46,6 +46,11 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any
         try:  # strict, as an HTTP body: no NaN, duplicate fields, lone surrogates, 65+ deep
             rec = jsondoc.loads(raw, field=f"line {n}")
         except InvalidInput as exc:  # jsondoc's message may quote a number: not repeated
+            if exc.details.get("reason") == "number":  # 1e-400 would be stored as 0
+                raise InvalidInput(f"line {n}: field '{exc.details['field']}' holds a number "
+                                   "a 64-bit float cannot hold (out of range, or so small it "
+                                   "would be stored as 0 or lose digits); nothing was "
+                                   "imported.", line=n, field=exc.details["field"]) from exc
             raise InvalidInput(f"line {n} is not JSON (strict: no NaN/Infinity, duplicate "
                                "fields, lone surrogates or nesting over "
                                f"{jsondoc.MAX_DOCUMENT_DEPTH}); every line must be one "

@@ -101,8 +101,12 @@ def memories_page(who: Looking, saved: Annotated[bool, Query()] = False) -> Any:
 
 
 def _config(text: str) -> dict[str, Any]:
+    from remem.domain.jsondoc import UnrepresentableNumber, parse_float
+
     try:
-        value = json.loads(text or "{}")
+        value = json.loads(text or "{}", parse_float=parse_float)
+    except UnrepresentableNumber as exc:
+        raise exc.refusal("config") from None
     except ValueError as exc:
         raise InvalidInput(f"The config is not valid JSON ({exc.msg} at line {exc.lineno}); "
                            "nothing was changed.", field="config") from None

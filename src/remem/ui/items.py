@@ -108,8 +108,12 @@ def _editable(value: Any) -> str:
 
 def _value(text: str) -> Any:
     """A typed value: JSON when it parses (``42``, ``true``, ``{"a": 1}``), else the text."""
+    from remem.domain.jsondoc import UnrepresentableNumber, parse_float
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=parse_float)
+    except UnrepresentableNumber as exc:  # 1e-400 would be stored as 0: refused
+        raise exc.refusal("value") from None
     except ValueError:
         return text
 
