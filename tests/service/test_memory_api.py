@@ -241,8 +241,9 @@ def test_resolve_conflict_refuses_an_item_outside_the_group(conflicted):
     mem, a, b = conflicted
     other = mem.remember("user:alice", "diet", "vegan")
     before = head(mem)
-    with pytest.raises(NotFound):
+    with pytest.raises(InvalidInput) as info:  # the group exists: the kept id is wrong
         mem.resolve_conflict(b.conflict_group, keep=other.item_id)
+    assert info.value.details["field"] == "keep"
     assert head(mem) == before
 
 

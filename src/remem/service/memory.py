@@ -238,7 +238,9 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         """Keeps one item of a conflict group; the others are superseded by it (role admin).
 
         Raises:
-            NotFoundOrNotVisible: no such group with that item visible to the caller.
+            NotFoundOrNotVisible: no open group with that id visible to the caller.
+            InvalidInput: the group is visible but ``keep`` is not one of its items
+                (``field`` ``keep``; ``details.items`` lists them).
         """
         self.guard.role(Role.ADMIN, "resolve conflicts")
         refuse_surrogates(group_id, "group_id")
@@ -247,7 +249,13 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         except NotFound:
             rec = None
         if rec is None or rec.conflict_group != group_id:
-            raise hidden("Conflict group", group_id, "group_id")
+            group = reads.conflict_group(self.ctx, group_id, self.guard.readable)
+            if group is None:
+                raise hidden("Conflict group", group_id, "group_id")
+            ids = [i["item_id"] for i in group["items"]]
+            raise InvalidInput(f"Item {keep!r} is not one of the items of conflict group "
+                               f"{group_id!r}; keep one of {ids}. Nothing was changed.",
+                               field="keep", group_id=group_id, items=ids)
         self.guard.write(rec.scope)
         op = self.ctx.writer.operate(rec.scope, rec.key, self._actor(actor),
                                      lambda st, p: ops.resolve_conflict(st, group_id, keep))

@@ -141,6 +141,14 @@ def conflicts(ctx: Any, scope: str | None) -> list[dict[str, Any]]:
         cursor = page.next_cursor
 
 
+def conflict_group(ctx: Any, group_id: str, readable: Any) -> dict[str, Any] | None:
+    """The open conflict group ``group_id`` when its scope is ``readable`` (a predicate on a
+    scope), else None: one answer for missing and not visible. Walks the open groups (the
+    error path of a resolve only)."""
+    return next((g for g in conflicts(ctx, None)
+                 if g["group_id"] == group_id and readable(g["scope"])), None)
+
+
 def _statuses(status: str | list[str] | None) -> list[str] | None:
     if status is None:
         return [ItemStatus.CURRENT.value, ItemStatus.CONFLICT.value]
