@@ -123,6 +123,35 @@ def kind_role(kind: LogKind) -> str:
             LogKind.TOOL_RESULT: "tool"}.get(kind, "agent")
 
 
+KIND_ROLES: dict[LogKind, frozenset[str]] = {
+    LogKind.USER_MESSAGE: frozenset({"user", "owner"}),
+    LogKind.AGENT_MESSAGE: frozenset({"assistant", "agent"}),
+    LogKind.SYSTEM_MESSAGE: frozenset({"system", "owner"})}
+"""The speakers a message kind allows (the schema: a user-message is the user's words, an
+agent-message the agent's, a system-message the system's). Any other kind takes any role but
+``user``: only a user-message is the user's own words, which derive learns facts from."""
+
+
+def check_kind_role(kind: str, role: str) -> None:
+    """Refuses a role that contradicts the kind (``agent-message`` spoken by ``user`` would make
+    the agent's words facts about the user).
+
+    Raises:
+        InvalidInput: ``field`` ``role``; the message names the roles the kind allows.
+    """
+    if kind not in LogKind.__members__.values():
+        return  # an unknown kind is refused by its own check
+    log_kind = LogKind(kind)
+    allowed = KIND_ROLES.get(log_kind)
+    if allowed is None and role != "user" or allowed is not None and role in allowed:
+        return
+    hint = (f"use role {' or '.join(sorted(allowed))}" if allowed is not None
+            else "a user's words are a user-message")
+    raise InvalidInput(f"role {role!r} contradicts kind {log_kind.value!r} ({hint}); give "
+                       "the kind that says who spoke, or leave one of them out.", field="role",
+                       reason="role contradicts kind")
+
+
 def with_role(payload: dict[str, Any], kind: LogKind, role: str) -> dict[str, Any]:
     """The payload carrying ``role`` when it is not the kind's own (:func:`kind_role`), so the
     role is covered by the entry's hash (an owner's user-message gets ``"role": "owner"``).

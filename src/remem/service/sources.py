@@ -33,6 +33,7 @@ from remem.domain.logentry import (
     entry_payload,
     legacy_kind,
     log_entry_hash,
+    check_kind_role,
     kind_and_role,
     payload_digest,
     prefixed,
@@ -64,6 +65,7 @@ def validate_observation(scope: str, text: Any, role: str, kind: str, run_id: st
     check_text(text, "text", MAX_OBSERVE_BYTES)
     if role not in ROLES:
         raise InvalidInput(f"role {role!r} is not one of {sorted(ROLES)}.", field="role")
+    check_kind_role(kind, role)  # an agent-message spoken by 'user' is refused
     check_source_fields(kind=kind, run_id=run_id, source_id=source_id)
     if source_id is not None:
         check_text(source_id, "source_id", MAX_STORED_SOURCE_ID_BYTES)
