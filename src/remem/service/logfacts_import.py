@@ -32,10 +32,11 @@ from remem.service.logfacts_io import FACT_BATCH, IMPORT_ACTOR, Progress, Summar
 
 
 # --- import --------------------------------------------------------------------------------
-def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any = None
-                ) -> Iterator[tuple[int, lf.Parsed]]:
+def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any = None,
+                tenants: dict[str, int] | None = None) -> Iterator[tuple[int, lf.Parsed]]:
     """``(line number, parsed record)`` of every non-blank line, fully checked
     (``schema=False``: pass 2 of an import, after pass 1 checked the schema of every line).
+    ``tenants`` (when given) counts the records naming each ``scope.tenantId``.
 
     Raises:
         InvalidInput: the first bad line: ``details.line`` and ``details.field`` name it.
@@ -68,6 +69,9 @@ def parse_lines(lines: Iterable[bytes | str], *, schema: bool = True, blobs: Any
             raise InvalidInput(f"line {n}: field '{f}' is not valid for remem "
                                f"({_reason(exc)}); nothing was imported.", line=n,
                                field=f) from exc
+        if tenants is not None:
+            tenant = rec["scope"]["tenantId"]  # the schema requires it on every record
+            tenants[tenant] = tenants.get(tenant, 0) + 1
         yield n, parsed
 
 
@@ -213,16 +217,18 @@ KINDS = {lf.SourceIn: "log_entries", lf.FactIn: "facts", lf.TombstoneIn: "tombst
 
 
 def check_file(path: Path, progress: Progress | None = None, blobs: Any = None,
-               target: tuple[str, set[str]] | None = None) -> Summary:
+               target: tuple[str, set[str]] | None = None,
+               tenant: str | None = None) -> Summary:
     """Pass 1: validates every line; counts what pass 2 will write. ``target``: the
     importing memory's id and every memory id of the store (blob facts may not name
-    another memory's blobs).
+    another memory's blobs). ``tenant``: the importing memory's tenant; records naming
+    another are counted in ``Summary.relabelled_tenants`` (they are imported into ``tenant``).
 
     Raises:
         InvalidInput: the first bad line (``details.line``, ``details.field``).
     """
-    s = Summary()
-    for n, rec in parse_lines(_read(path), blobs=blobs):
+    s, tenants = Summary(), {}
+    for n, rec in parse_lines(_read(path), blobs=blobs, tenants=tenants):
         if target is not None and isinstance(rec, lf.FactIn) and rec.fact.content_ref:
             try:
                 check_blob_owner(rec.fact, *target)
@@ -233,6 +239,8 @@ def check_file(path: Path, progress: Progress | None = None, blobs: Any = None,
         if progress is not None and n % 100 == 0:
             progress(n, 0)
     s.bytes = path.stat().st_size
+    if tenant is not None:
+        s.relabel(tenant, tenants)
     return s
 
 
@@ -242,7 +250,7 @@ def import_file(mem: Any, path: Path, progress: Progress | None = None) -> Summa
     t0, c0 = time.perf_counter(), time.process_time()
     blobs = mem.ctx.owner.blobs
     memories = {m["memory_id"] for m in mem.ctx.owner.list_memories()}
-    plan = check_file(path, blobs=blobs, target=(mem.id, memories))
+    plan = check_file(path, blobs=blobs, target=(mem.id, memories), tenant=mem.ctx.tenant_id)
     total = plan.records
     imp = _Importer(mem, plan)
     for n, (_, rec) in enumerate(parse_lines(_read(path), schema=False, blobs=blobs), 1):

@@ -224,6 +224,9 @@ class Summary:
     #: CPU seconds of this process (wall seconds depend on how busy the machine is).
     cpu_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    #: Import: records naming a tenant other than the memory's, per tenant id named; they
+    #: were imported into the memory's own tenant (relabelled).
+    relabelled_tenants: dict[str, int] = field(default_factory=dict)
 
     @property
     def records(self) -> int:
@@ -233,6 +236,17 @@ class Summary:
     def count(self, kind: str) -> None:
         setattr(self, kind, getattr(self, kind) + 1)
 
+    def relabel(self, tenant: str, named: dict[str, int]) -> None:
+        """Records (per ``named`` tenant id) that name a tenant other than ``tenant``, the
+        importing memory's: counted in ``relabelled_tenants`` and said in a warning."""
+        self.relabelled_tenants = {t: n for t, n in sorted(named.items()) if t != tenant}
+        if self.relabelled_tenants:
+            n = sum(self.relabelled_tenants.values())
+            self.warnings.append(
+                f"{n} record(s) named tenant(s) {sorted(self.relabelled_tenants)}; they were "
+                f"imported into this memory's tenant {tenant!r} (a memory belongs to one "
+                "tenant). Import into a memory of the file's tenant to keep it.")
+
     def to_dict(self) -> dict[str, Any]:
         rate = self.records / self.seconds if self.seconds > 0 else None
         return {"records": self.records, "log_entries": self.log_entries, "facts": self.facts,
@@ -240,7 +254,9 @@ class Summary:
                 "item_states": self.item_states,
                 "bytes": self.bytes, "seconds": round(self.seconds, 3),
                 "records_per_s": round(rate, 1) if rate else None,
-                "cpu_seconds": round(self.cpu_seconds, 3), "warnings": self.warnings}
+                "cpu_seconds": round(self.cpu_seconds, 3), "warnings": self.warnings,
+                "relabelled_tenants": self.relabelled_tenants,
+                "relabelled_records": sum(self.relabelled_tenants.values())}
 
 
 def export_to(ctx: Any, out: Any, *, tenant: str | None = None,
