@@ -19,6 +19,7 @@ from remem.agent.binding import AgentMemory, Binding, scoped_memory
 from remem.domain import render
 from remem.domain.limits import MAX_QUERY_BYTES
 from remem.domain.model import ItemStatus, Kind
+from remem.domain.timefmt import local_day
 from remem.providers.registry import build_tokenizer
 from remem.service.recall_results import RecallItem
 
@@ -125,14 +126,21 @@ class MemoryProvider:
     def _pack(self, fresh: list[RecallItem]) -> tuple[list[RecallItem], list[str], bool]:
         """(chosen items, text lines, whether an item was left out) under the budget."""
         chosen, lines, full = [], [HEADER], False
+        offsets = self._offsets([i.id for i in fresh])
         for item in fresh:
-            line = item_line(item)
+            line = item_line(item, offsets.get(item.id))
             if self._count(lines + [line]) > self.budget_tokens:
                 full = True
                 continue
             lines.append(line)
             chosen.append(item)
         return chosen, lines, full
+
+    def _offsets(self, item_ids: list[str]) -> dict[str, int]:
+        """The items' stated UTC offsets (``Memory.tz_offsets``); none from a stand-in
+        without it (its lines then show UTC dates)."""
+        lookup = getattr(self.memory, "tz_offsets", None)
+        return lookup(item_ids) if lookup is not None and item_ids else {}
 
     def injected(self, conversation_id: str) -> frozenset[str]:
         """Ids already injected in the conversation."""
@@ -148,10 +156,12 @@ class MemoryProvider:
         return self.tokenizer.count("\n".join(lines))
 
 
-def item_line(item: RecallItem) -> str:
-    """``[skill] agent:bot unit_conversion = "..." (since 2026-05-01)``."""
+def item_line(item: RecallItem, offset_minutes: int | None = None) -> str:
+    """``[skill] agent:bot unit_conversion = "..." (since 2026-05-01)``: the day of
+    ``valid_at`` in the zone of ``offset_minutes`` (the UTC offset the statement gave; None:
+    UTC), as recall's item lines show it."""
     return (f"[{item.kind}] {item.scope} {item.key} = {render.value_text(item.value)} "
-            f"(since {item.valid_at[:10]})")
+            f"(since {local_day(item.valid_at, offset_minutes)})")
 
 
 def _query(text: str) -> str:

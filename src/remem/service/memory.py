@@ -466,6 +466,18 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
                            kind=kind, status=status, cursor=cursor, limit=limit,
                            filters=filters, now=now)
 
+    def tz_offsets(self, item_ids: list[str]) -> dict[str, int]:
+        """The UTC offset (minutes) each item's statement gave with its time, for showing its
+        dates in the speaker's zone as recall's item lines do: ``{item_id: offset_min}`` for
+        the visible items that have a non-zero one (others, and ids not visible, left out)."""
+        recs = []
+        for item_id in list(item_ids)[:1000]:
+            try:
+                recs.append(self.guard.item(item_id))
+            except NotFound:
+                continue
+        return reads.tz_offsets(self.ctx, recs)
+
     def history(self, item_id: str) -> dict[str, Any]:
         """An item, its key's other versions, its provenance and the ledger events naming it."""
         return reads.history(self.ctx, self.guard.item(item_id))

@@ -141,6 +141,17 @@ def conflicts(ctx: Any, scope: str | None) -> list[dict[str, Any]]:
         cursor = page.next_cursor
 
 
+def tz_offsets(ctx: Any, recs: list[Any]) -> dict[str, int]:
+    """``{item_id: tz_offset_min}`` of the records whose payload keeps a non-zero offset."""
+    payloads = ctx.store.payloads(ctx.id, [r.payload_id for r in recs])
+    out = {}
+    for r in recs:
+        offset = (payloads.get(r.payload_id) or {}).get("tz_offset_min")
+        if offset:
+            out[r.item_id] = offset
+    return out
+
+
 def conflict_group(ctx: Any, group_id: str, readable: Any) -> dict[str, Any] | None:
     """The open conflict group ``group_id`` when its scope is ``readable`` (a predicate on a
     scope), else None: one answer for missing and not visible. Walks the open groups (the

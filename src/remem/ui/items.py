@@ -78,8 +78,9 @@ def items_page(who: Looking, scope: Text = "", key: Text = "",
                                cursor=_blank(cursor), limit=limit)
     filters = {"scope": scope, "key": key, "kind": kind, "status": status, "text": text,
                "meta": meta, "limit": limit}
+    offsets = memory.tz_offsets([it.item_id for it in view.items])  # the stated zones
     return page("items", who=who, view=view, filters=filters, kinds=KINDS, statuses=STATUSES,
-                first_page=not cursor)
+                first_page=not cursor, offsets=offsets)
 
 
 def _detail(who: Viewer, item_id: str, *, error: RememError | str | None = None,
@@ -89,9 +90,10 @@ def _detail(who: Viewer, item_id: str, *, error: RememError | str | None = None,
     item = hist["item"]
     bars = timeline(hist["versions"], now=memory.clock.now(), selected=item_id)
     message = error.message if isinstance(error, RememError) else error
+    offsets = memory.tz_offsets([item_id] + [v["item_id"] for v in hist["versions"]])
     return page("item", who=who, item=item, hist=hist, bars=bars, error=message,
                 can_write=who.may_write(item["scope"]), status_code=status_code,
-                value_text=_editable(item["value"]))
+                value_text=_editable(item["value"]), offsets=offsets)
 
 
 @router.get("/items/{item_id}")

@@ -34,8 +34,11 @@ class RecallForm(FormIn):
 @router.get("/conflicts")
 def conflicts_page(who: Looking, scope: Annotated[str, Query(max_length=128)] = "",
                    resolved: Annotated[str, Query(max_length=128)] = "") -> Any:
-    groups = needs_memory(who).conflicts(scope.strip() or None)
-    return page("conflicts", who=who, groups=groups, scope=scope, resolved=resolved)
+    memory = needs_memory(who)
+    groups = memory.conflicts(scope.strip() or None)
+    offsets = memory.tz_offsets([it["item_id"] for g in groups for it in g["items"]])
+    return page("conflicts", who=who, groups=groups, scope=scope, resolved=resolved,
+                offsets=offsets)
 
 
 @router.post("/conflicts/{group_id}/resolve")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Coroutine
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from remem.api.routing import SerializedRoute
+from remem.domain.timefmt import local_day
 from remem.errors import RememError, Unauthenticated
 
 HERE = Path(__file__).parent
@@ -42,8 +44,24 @@ def _pretty(value: Any) -> str:
 
 env.filters["value"] = _json
 env.filters["pretty"] = _pretty
-env.filters["day"] = lambda s: (s or "")[:10]
-env.filters["minute"] = lambda s: (s or "").replace("T", " ")[:16]
+def _minute(iso: str | None, offset_minutes: int | None = None) -> str:
+    """``2026-03-01 09:00`` (UTC) of a stored instant; with the UTC offset its statement gave,
+    the time in that zone with the offset: ``2026-03-01 10:00 +01:00`` (as recall's item
+    lines show the day in the speaker's zone)."""
+    utc = (iso or "").replace("T", " ")[:16]
+    if not offset_minutes or not iso:
+        return utc
+    try:
+        at = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(
+            timezone(timedelta(minutes=offset_minutes)))
+    except (ValueError, OverflowError):
+        return utc
+    z = at.strftime("%z")
+    return f"{at:%Y-%m-%d %H:%M} {z[:3]}:{z[3:]}"
+
+
+env.filters["day"] = lambda s, offset_minutes=None: local_day(s or "", offset_minutes)
+env.filters["minute"] = _minute
 
 NAV = [("items", "Items", "/ui/items"), ("conflicts", "Conflicts", "/ui/conflicts"),
        ("recall", "Recall", "/ui/recall"), ("runs", "Runs", "/ui/runs"),
