@@ -73,9 +73,9 @@ def test_mcp_round_trip_with_the_sdk_client(db_with_memory):
 
     out = asyncio.run(session())
 
-    assert set(out["tools"]) == {*TOOL_NAMES, "KipDescriptor"}
+    assert set(out["tools"]) == {*TOOL_NAMES, "KipDescriptor", "QueryMemory", "EndSession"}
     for name, tool in out["tools"].items():
-        if name == "KipDescriptor":
+        if name in ("KipDescriptor", "QueryMemory", "EndSession"):
             continue
         props = tool.input_schema["properties"]
         for arg, schema in PROPERTIES[name].items():
@@ -170,9 +170,10 @@ def test_mcp_refuses_unknown_scope_and_mistyped_arguments_and_writes_nothing(db_
 
     out = asyncio.run(session())
 
+    own = {"QueryMemory": {"text", "limit"}}  # mcp.py's own tools (EndSession: none)
     for name, schema in out["schemas"].items():
         assert schema["additionalProperties"] is False and set(schema["properties"]) == set(
-            PROPERTIES.get(name, ()))  # KipDescriptor takes no arguments
+            PROPERTIES.get(name, own.get(name, ())))  # KipDescriptor takes no arguments
     for (name, args, field), (is_error, res) in zip(refusals, out["refused"], strict=True):
         assert is_error and res["ok"] is False, (name, args, res)
         assert res["error"]["code"] == "invalid_input", (name, args, res)

@@ -3,7 +3,9 @@ pinned profile for one memory and one caller.
 
 ``remem mcp --memory M --scope user:alice [--agent agent:bot]`` runs :func:`serve`. Tools:
 SearchMemory, Remember, ForgetMemory (the same dispatcher, argument schemas and JSON results
-as :mod:`remem.agent.tools`; a refused call is a result with ``isError`` true whose structured
+as :mod:`remem.agent.tools`), QueryMemory (``Memory.query``: current items nearest a text,
+with similarity), EndSession (``Memory.deactivate`` of this server's session: consolidation
+brought forward; no arguments) and KipDescriptor (each a refused call is a result with ``isError`` true whose structured
 content is ``{"ok": false, "error": {"code", "message", ...}}``). Resource ``remem://profile``:
 the session's pinned block (agent identity, rules, skills, lessons; the user's profile and
 preferences), activated at the first read and byte-identical for the server's lifetime.
@@ -76,7 +78,9 @@ def build_server(memory: Any, *, user_scope: str, agent_scope: str | None = None
     server = sdk.MCPServer(name="remem", title="remem memory", instructions=INSTRUCTIONS,
                            version=_version(), log_level="WARNING",
                            tools=[*(_raw_tool(name, run, hints[name]) for name in TOOL_NAMES),
-                                  _descriptor_tool(memory, lock, user_scope)])
+                                  _descriptor_tool(memory, lock, user_scope),
+                                  *_session_tools(tools.memory, session, lock,
+                                                  tools.binding.read_scopes)])
 
     @server.resource(PROFILE_URI, name="profile", title="Pinned profile",
                      description="The agent's identity, rules, skills and lessons and the "
@@ -155,6 +159,98 @@ def _descriptor_tool(memory: Any, lock: Any, user_scope: str) -> Any:
                             "additionalProperties": False},
                 fn_metadata=FuncMetadata(arg_model=Arguments), is_async=False,
                 annotations=ToolAnnotations(read_only_hint=True))
+
+
+QUERY_MEMORY, END_SESSION = "QueryMemory", "EndSession"
+QUERY_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["text"],
+                "properties": {
+                    "text": {"type": "string", "minLength": 1, "maxLength": 16_384,
+                             "description": "What to look for (meaning, not keywords)."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100,
+                              "description": "Most items to return (default 10)."}}}
+
+
+def _query_arguments(arguments: dict[str, Any]) -> tuple[str, int]:
+    """(text, limit) of a QueryMemory call, parsed strictly (unknown arguments, ``scope``
+    and wrong JSON types are refused: the scopes are this server's)."""
+    from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+    from remem.errors import InvalidInput
+
+    class QueryArguments(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        text: StrictStr = Field(min_length=1, max_length=16_384)
+        limit: StrictInt = Field(default=10, ge=1, le=100)
+
+    try:
+        parsed = QueryArguments.model_validate(arguments)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "arguments"
+        why = ("is not an argument of QueryMemory (the scopes are this server's)"
+               if first["type"] == "extra_forbidden" else first["msg"].lower())
+        raise InvalidInput(f"QueryMemory argument {field} {why}; QueryMemory takes text "
+                           "(a string) and limit (an integer 1-100).", field=field) from None
+    return parsed.text, parsed.limit
+
+
+def _session_tools(memory: Any, session: Any, lock: Any, read_scopes: list[str]) -> list[Any]:
+    """QueryMemory and EndSession, on the memory as this server's caller (``memory`` is the
+    scoped one: the service authorises every call)."""
+    from mcp.types import ToolAnnotations
+
+    def query(arguments: dict[str, Any]) -> dict[str, Any]:
+        text, limit = _query_arguments(arguments)
+        return {"ok": True, "items": memory.query(read_scopes, text, limit=limit)}
+
+    def end(arguments: dict[str, Any]) -> dict[str, Any]:
+        if arguments:
+            from remem.errors import InvalidInput
+
+            raise InvalidInput("EndSession takes no arguments.", field=next(iter(arguments)))
+        out = session.close()
+        return {"ok": True, "ended": out is not None, "deactivation": out}
+
+    return [_json_tool(QUERY_MEMORY, query, lock, QUERY_SCHEMA,
+                       "Current memory items nearest a text by meaning, each with its "
+                       "similarity, kind and creation time (read only).",
+                       ToolAnnotations(read_only_hint=True)),
+            _json_tool(END_SESSION, end, lock,
+                       {"type": "object", "properties": {}, "additionalProperties": False},
+                       "Ends this session: the memory consolidates what it learned sooner. "
+                       "Call it once, when the conversation is over.",
+                       ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                                       idempotent_hint=True))]
+
+
+def _json_tool(name: str, fn: Any, lock: Any, schema: dict[str, Any], description: str,
+               annotations: Any) -> Any:
+    """A tool whose raw arguments reach ``fn`` (as in :func:`_raw_tool`) under ``lock``; a
+    RememError becomes ``{"ok": false, "error": ...}`` with ``isError`` true."""
+    from mcp.server.mcpserver.tools import Tool
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.types import CallToolResult, TextContent
+    from pydantic import ConfigDict
+
+    class Arguments(ArgModelBase):
+        model_config = ConfigDict(extra="allow")
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return {"arguments": dict(self.model_extra or {})}
+
+    def call(arguments: dict[str, Any]) -> Any:
+        with lock:
+            try:
+                result = fn(arguments)
+            except RememError as exc:
+                result = {"ok": False, "error": exc.to_dict()}
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        return CallToolResult(content=[TextContent(text=text)],
+                              structured_content=json.loads(text), is_error=not result["ok"])
+
+    return Tool(fn=call, name=name, description=description, parameters=schema,
+                fn_metadata=FuncMetadata(arg_model=Arguments), is_async=False,
+                annotations=annotations)
 
 
 def serve(memory: Any, *, user_scope: str, agent_scope: str | None = None) -> None:
