@@ -5,8 +5,8 @@ pinned profile for one memory and one caller.
 SearchMemory, Remember, ForgetMemory (the same dispatcher, argument schemas and JSON results
 as :mod:`remem.agent.tools`), QueryMemory (``Memory.query``: current items nearest a text,
 with similarity), EndSession (``Memory.deactivate`` of this server's session: consolidation
-brought forward; no arguments) and KipDescriptor (each a refused call is a result with ``isError`` true whose structured
-content is ``{"ok": false, "error": {"code", "message", ...}}``). Resource ``remem://profile``:
+brought forward; no arguments) and KipDescriptor. A refused call is a result with ``isError``
+true whose structured content is ``{"ok": false, "error": {"code", "message", ...}}``. Resource ``remem://profile``:
 the session's pinned block (agent identity, rules, skills, lessons; the user's profile and
 preferences), activated at the first read and byte-identical for the server's lifetime.
 
