@@ -115,10 +115,13 @@ def test_conflicts_are_listed_and_resolved_by_an_admin(api):
     assert api.get("/memory/m1/conflicts", "alice").json() == []
 
 
-def test_resolving_with_an_item_outside_the_group_is_404(api):
+def test_resolving_with_an_item_outside_the_group_is_400_naming_keep(api):
     receipt = _conflict(api)
     other = api.remember("alice", "user:alice", "diet", "vegan")["item_id"]
     r = api.post(f"/memory/m1/conflicts/{receipt['conflict_group']}/resolve", "alice_admin",
+                 json={"keep": other})
+    assert assert_error(r, 400, "invalid_input")["details"]["field"] == "keep"
+    r = api.post("/memory/m1/conflicts/grp_no_such_group/resolve", "alice_admin",
                  json={"keep": other})
     assert_error(r, 404, "not_found_or_not_visible")
 
