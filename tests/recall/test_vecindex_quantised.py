@@ -112,7 +112,7 @@ def test_ram_holds_int8_codes_seqs_and_scope_codes_not_doc_id_strings(small: Fix
     idx = small.view().index
     assert idx.size == idx.live == 3000
     per_row = idx.ram_bytes() / idx.size
-    assert per_row <= DIMS + 4 + 8 + 8 + 4 + 1  # codes + scale + seq + rowid + scope code
+    assert per_row <= DIMS + 4 + 8 + 4 + 1  # codes + scale + seq + scope code
     assert not hasattr(idx, "_doc_ids")
 
 
@@ -230,9 +230,9 @@ def test_pruning_by_the_quantisation_bound_reads_fewer_rows_and_returns_the_same
     fetched: list[int] = []
     fetch = vecindex.IndexView._fetch
 
-    def counting(self, seqs, *rowids):
+    def counting(self, seqs):
         fetched.append(len(seqs))
-        return fetch(self, seqs, *rowids)
+        return fetch(self, seqs)
 
     monkeypatch.setattr(vecindex.IndexView, "_fetch", counting)
     for q in queries(small.vectors, 20, seed=7):

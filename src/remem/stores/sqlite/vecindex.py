@@ -2,8 +2,7 @@
 
 RAM holds, per vector row: its int8 codes with a float32 scale (``v ~= codes * scale``; 388
 bytes at 384 dims), its ``vectors.seq`` (int64; the row's identity, mapped back to the doc id
-through SQLite), the rowid it was loaded from (int64, to read it back with one b-tree search)
-and a scope code (int32): about 408 MB at 1M x 384, against 1.5 GB for a
+through SQLite) and a scope code (int32): about 400 MB at 1M x 384, against 1.5 GB for a
 float32 matrix plus ~100 MB of doc id strings. (float16 codes are available for comparison:
 twice the RAM and 2.7x the CPU to widen, same recall; see ``remem bench vecindex``.) Measured at
 1M rows: 389 MB; a 9.5k-row scope 6 ms of CPU, every scope through the ANN 56 ms (recall@10
@@ -80,7 +79,6 @@ class VectorIndex:
         self._codes = np.empty((0, dims), dtype=np.int8 if codec == "int8" else np.float16)
         self._scale = np.empty(0, dtype=np.float32)
         self._seqs = np.empty(0, dtype=np.int64)
-        self._rowids = np.empty(0, dtype=np.int64)
         self._scopes = np.empty(0, dtype=np.int32)
         self._scope_code: dict[str, int] = {}
         self._counts = np.zeros(0, dtype=np.int64)
@@ -93,16 +91,14 @@ class VectorIndex:
         need = self.size + rows
         if need <= self._codes.shape[0]:
             return
-        for name in ("_codes", "_scale", "_seqs", "_rowids", "_scopes"):
+        for name in ("_codes", "_scale", "_seqs", "_scopes"):
             old = getattr(self, name)
             grown = np.empty((need, *old.shape[1:]), dtype=old.dtype)
             grown[: self.size] = old[: self.size]
             setattr(self, name, grown)
 
-    def append(self, seqs: Sequence[int], scopes: Sequence[str], vectors: np.ndarray,
-               rowids: Sequence[int] | None = None) -> None:
-        """Adds rows: ``vectors`` is float32 ``[len(seqs), dims]``, L2-normalised; ``rowids``:
-        their SQLite rowids when known (a read-back then skips the ``vectors_seq`` index)."""
+    def append(self, seqs: Sequence[int], scopes: Sequence[str], vectors: np.ndarray) -> None:
+        """Adds rows: ``vectors`` is float32 ``[len(seqs), dims]``, L2-normalised."""
         n = len(seqs)
         if n == 0:
             return
@@ -111,7 +107,6 @@ class VectorIndex:
         lo, hi = self.size, self.size + n
         self._codes[lo:hi], self._scale[lo:hi] = quantise(vectors, self.codec)
         self._seqs[lo:hi] = seqs
-        self._rowids[lo:hi] = -1 if rowids is None else rowids
         codes = [self._scope_code.setdefault(s, len(self._scope_code)) for s in scopes]
         self._scopes[lo:hi] = codes
         counts = np.bincount(codes, minlength=len(self._scope_code))
@@ -130,7 +125,6 @@ class VectorIndex:
         self._codes[gone] = 0
         self._scale[gone] = 0.0
         self._seqs[gone] = -1
-        self._rowids[gone] = -1
         self._scopes[gone] = -1
         self.live -= len(gone)
         self._rows_cache.clear()
@@ -147,10 +141,6 @@ class VectorIndex:
     def seqs_of(self, rows: np.ndarray) -> np.ndarray:
         """The ``vectors.seq`` of row numbers."""
         return self._seqs[rows]
-
-    def rowids_of(self, rows: np.ndarray) -> np.ndarray:
-        """The SQLite rowids the rows were loaded from (-1: unknown)."""
-        return self._rowids[rows]
 
     def dequantised(self, rows: np.ndarray) -> np.ndarray:
         """float32 ``[len(rows), dims]`` approximations of rows."""
@@ -220,8 +210,7 @@ class VectorIndex:
 
     def ram_bytes(self) -> int:
         """Bytes held by the arrays (capacity, ANN included)."""
-        own = sum(a.nbytes for a in (self._codes, self._scale, self._seqs, self._rowids,
-                                     self._scopes))
+        own = sum(a.nbytes for a in (self._codes, self._scale, self._seqs, self._scopes))
         return own + (self.ann.ram_bytes() if self.ann is not None else 0)
 
 
@@ -273,8 +262,7 @@ class IndexView:
         if len(rows) == 0:
             return []
         wanted, hits = set(scopes), []
-        for doc_id, scope, blob in self._fetch(self.index.seqs_of(rows),
-                                               self.index.rowids_of(rows)):
+        for doc_id, scope, blob in self._fetch(self.index.seqs_of(rows)):
             if scope in wanted and len(blob) == 4 * self.index.dims:
                 score = float(np.frombuffer(blob, dtype="<f4") @ q)
                 if score >= min_score:
@@ -282,31 +270,12 @@ class IndexView:
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits[:k]
 
-    def _fetch(self, seqs: np.ndarray, rowids: np.ndarray | None = None
-               ) -> list[tuple[str, str, bytes]]:
-        """(doc id, scope, float32 blob) of the rows with these seqs, in this snapshot.
-
-        Rows are looked up by the rowid they were loaded from (one b-tree search instead of
-        two: 0.59 -> 0.38 ms of CPU for 66 rows at 100k) and kept only when that row still
-        has the expected seq (a ``VACUUM`` may renumber rowids); the rest by seq."""
+    def _fetch(self, seqs: np.ndarray) -> list[tuple[str, str, bytes]]:
+        """(doc id, scope, float32 blob) of the rows with these seqs, in this snapshot."""
         out: list[tuple[str, str, bytes]] = []
-        want = {int(r): int(s) for s, r in zip(seqs, rowids if rowids is not None
-                                                 else np.full(len(seqs), -1), strict=True)
-                if s >= 0 and r >= 0}
-        found: set[int] = set()
-        ids = list(want)
+        ids = [int(s) for s in seqs if s >= 0]
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
-            for rowid, seq, doc_id, scope, blob in self.conn.execute(
-                    f"SELECT rowid, seq, doc_id, scope, vec FROM vectors WHERE rowid IN "
-                    f"({','.join('?' * len(chunk))}) AND +memory_id=? AND +model=?",  # no index
-                    (*chunk, self.memory_id, self.index.model)):
-                if want[rowid] == seq:
-                    found.add(seq)
-                    out.append((doc_id, scope, blob))
-        rest = [int(s) for s in seqs if s >= 0 and int(s) not in found]
-        for i in range(0, len(rest), 500):
-            chunk = rest[i:i + 500]
             out.extend(self.conn.execute(
                 f"SELECT doc_id, scope, vec FROM vectors WHERE memory_id=? AND seq IN "
                 f"({','.join('?' * len(chunk))}) AND model=?",
@@ -378,8 +347,8 @@ def _load(conn: sqlite3.Connection, memory_id: str, idx: VectorIndex, seq: int) 
     new = conn.execute("SELECT count(*) FROM vectors WHERE memory_id=? AND seq>?",
                        (memory_id, idx.seq)).fetchone()[0]
     idx.reserve(new)
-    cur = conn.execute("SELECT seq, scope, vec, rowid FROM vectors WHERE memory_id=? AND "
-                       "seq>? AND model=? ORDER BY seq", (memory_id, idx.seq, idx.model))
+    cur = conn.execute("SELECT seq, scope, vec FROM vectors WHERE memory_id=? AND seq>? "
+                       "AND model=? ORDER BY seq", (memory_id, idx.seq, idx.model))
     width = idx.dims * 4
     while True:
         rows: list[Any] = cur.fetchmany(8192)
@@ -387,5 +356,5 @@ def _load(conn: sqlite3.Connection, memory_id: str, idx: VectorIndex, seq: int) 
             break
         rows = [r for r in rows if len(r[2]) == width]  # a foreign-width row is never loaded
         vecs = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(-1, idx.dims)
-        idx.append([r[0] for r in rows], [r[1] for r in rows], vecs, [r[3] for r in rows])
+        idx.append([r[0] for r in rows], [r[1] for r in rows], vecs)
     idx.seq = seq
