@@ -191,7 +191,8 @@ def stale_digests(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence
                              (memory_id, doc)).fetchone()
         vec = conn.execute("SELECT content_hash FROM vectors WHERE memory_id=? AND doc_id=?",
                            (memory_id, doc)).fetchone()
-        n += bool((terms is not None and (text is None or terms[0] != scoped_terms(index_terms(text), terms[1])))
+        n += bool((terms is not None and (text is None or terms[0] != scoped_terms(
+                      index_terms(text), terms[1])))
                   or (vec is not None and (text is None or vec[0] != content_hash(text))))
     return n
 

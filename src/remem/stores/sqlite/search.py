@@ -2,7 +2,8 @@
 
 Tables (migration 002): ``search_docs`` (one row per indexed item or source; its rowid is the
 FTS5 rowid), ``search_fts`` (the rewritten terms of :mod:`remem.domain.textindex`, each
-prefixed by its (memory, scope) key since migration 015 (:mod:`.scoped_terms`), bm25 ranked), ``vectors`` (float32 blobs), ``sources``, ``profile_renders``. Item documents are
+prefixed by its (memory, scope) key since migration 015 (:mod:`.scoped_terms`), bm25
+ranked), ``vectors`` (float32 blobs), ``sources``, ``profile_renders``. Item documents are
 indexed in every status; status, time and kind filtering happens at query time against
 ``items`` (see :mod:`remem.domain.recall`), so a status change never touches the index.
 
