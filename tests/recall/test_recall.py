@@ -219,5 +219,5 @@ def test_forget_removes_text_and_vectors_from_recall(mem, rstore) -> None:
     assert r.items == [] and r.sources == [] and "teapot" not in r.to_json()
     conn = rstore.adapter.conn
     assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
-    assert conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH 'teapots'"
+    assert conn.execute("SELECT count(*) FROM search_fts WHERE terms LIKE '%teapot%'"
                         ).fetchone()[0] == 0

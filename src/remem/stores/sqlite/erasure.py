@@ -23,6 +23,7 @@ from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
 from remem.domain.textindex import content_hash, index_terms
+from remem.stores.sqlite.scoped_terms import scoped_terms
 from remem.stores.sql.digest_erasure import derived_digests, holding_docs
 
 FORGOTTEN_DIGEST = "forgotten"
@@ -185,12 +186,13 @@ def stale_digests(conn: sqlite3.Connection, memory_id: str, source_ids: Sequence
     n = 0
     for doc in docs:
         text = want[doc][1] if doc in want else None
-        terms = conn.execute("SELECT f.terms FROM search_docs d JOIN search_fts f ON "
-                             "f.rowid = d.rowid WHERE d.memory_id=? AND d.doc_id=?",
+        terms = conn.execute("SELECT f.terms, f.scope_key FROM search_docs d JOIN search_fts f "
+                             "ON f.rowid = d.rowid WHERE d.memory_id=? AND d.doc_id=?",
                              (memory_id, doc)).fetchone()
         vec = conn.execute("SELECT content_hash FROM vectors WHERE memory_id=? AND doc_id=?",
                            (memory_id, doc)).fetchone()
-        n += bool((terms is not None and (text is None or terms[0] != index_terms(text)))
+        n += bool((terms is not None and (text is None or terms[0] != scoped_terms(
+                      index_terms(text), terms[1])))
                   or (vec is not None and (text is None or vec[0] != content_hash(text))))
     return n
 

@@ -1,7 +1,8 @@
 """Recall SQL for SQLite: search documents, FTS5, vectors, sources, pinned profile renders.
 
 Tables (migration 002): ``search_docs`` (one row per indexed item or source; its rowid is the
-FTS5 rowid), ``search_fts`` (the rewritten terms of :mod:`remem.domain.textindex`, bm25
+FTS5 rowid), ``search_fts`` (the rewritten terms of :mod:`remem.domain.textindex`, each
+prefixed by its (memory, scope) key since migration 015 (:mod:`.scoped_terms`), bm25
 ranked), ``vectors`` (float32 blobs), ``sources``, ``profile_renders``. Item documents are
 indexed in every status; status, time and kind filtering happens at query time against
 ``items`` (see :mod:`remem.domain.recall`), so a status change never touches the index.
@@ -37,11 +38,17 @@ import numpy as np
 from remem.domain.digests import DOC_DIGEST, window_digests
 from remem.domain.filters import load_metadata
 from remem.domain.sourcelog import source_doc_id
-from remem.domain.textindex import index_terms, item_text, match_expression, scope_term
+from remem.domain.textindex import index_terms, item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
+from remem.stores.sqlite.scoped_terms import (
+    SCOPE_KEY_CHARS,
+    scoped_match,
+    scoped_phrases,
+    scoped_terms,
+)
 from remem.stores.sqlite.search_batch import HeldIndex
 from remem.stores.sqlite.vecindex import VectorCache
 
@@ -83,9 +90,10 @@ class SearchWriter(SourceLogWriter):
     def index_text(self, doc_id: str, doc_type: str, scope: str, text: str) -> None:
         """Adds or replaces the full-text row of a document."""
         c, m = self.conn, self.memory_id
+        key = scope_term(m, scope)
+        terms = scoped_terms(index_terms(text), key)
         if self.held is not None:
-            self.held.index_text(doc_id, doc_type, scope, index_terms(text),
-                                 scope_term(m, scope))
+            self.held.index_text(doc_id, doc_type, scope, terms, key)
             return
         row = c.execute("SELECT rowid FROM search_docs WHERE memory_id=? AND doc_id=?",
                         (m, doc_id)).fetchone()
@@ -98,7 +106,7 @@ class SearchWriter(SourceLogWriter):
             rowid = c.execute("INSERT INTO search_docs(memory_id, doc_id, doc_type, scope) "
                               "VALUES (?,?,?,?)", (m, doc_id, doc_type, scope)).lastrowid
         c.execute("INSERT INTO search_fts(rowid, terms, scope_key) VALUES (?,?,?)",
-                  (rowid, index_terms(text), scope_term(m, scope)))
+                  (rowid, terms, key))
 
     def embedding(self) -> tuple[str | None, int | None]:
         row = self.conn.execute("SELECT embedding_model, dimensions FROM memories WHERE "
@@ -189,18 +197,16 @@ class SearchSnapshot:
         """(doc id, scope) of documents containing any of the terms in the scopes, best bm25
         first.
 
-        When the scopes hold a minority of the database's documents the scope restriction is
-        part of the MATCH expression (``scope_key`` column), so FTS5 ranks only the caller's
-        documents; otherwise that clause would only add work and is left out. Either way the
-        join re-checks memory and scope. See :meth:`_affordable` for dropped terms.
+        Stored terms carry their (memory, scope) key (:mod:`.scoped_terms`), so the MATCH
+        asks for each (scope, term) pair and FTS5 reads and ranks only the caller's
+        documents; the join re-checks memory and scope. See :meth:`_affordable` for dropped
+        terms.
         """
-        total = self.conn.execute("SELECT max(rowid) FROM search_docs").fetchone()[0] or 1
+        keys = [scope_term(self.memory_id, s) for s in scopes]
         in_scopes = self._cache.scope_size(self.conn, self.memory_id, scopes)
-        share = 0.0 if in_scopes is None else min(1.0, in_scopes / total)
-        terms = self._affordable(list(terms), share) if (in_scopes or 0) > FTS_RANK_CAP \
+        terms = self._affordable(list(terms), keys) if (in_scopes or 0) > FTS_RANK_CAP \
             else list(terms)
-        scope_terms = [scope_term(self.memory_id, s) for s in scopes] if share < 0.5 else None
-        match = match_expression(terms, scope_terms)
+        match = scoped_match(terms, keys)
         if match is None:
             return []
         rows = self.conn.execute(
@@ -211,23 +217,29 @@ class SearchSnapshot:
             (match, self.memory_id, *scopes, limit))
         return [(r[0], r[1]) for r in rows]
 
-    def _affordable(self, terms: list[str], share: float) -> list[str]:
-        """Drops the most frequent terms while the expected number of matches in the scopes
-        exceeds :data:`FTS_RANK_CAP` (bm25 is computed for every match, about 2 ms per 1,000
-        here; the rarer terms carry the ranking, and the vector channel sees the whole query).
-        Expected matches = the terms' document frequencies (``fts5vocab``) x the scopes' share
-        of all documents. Terms the vocabulary does not know are kept."""
+    def _affordable(self, terms: list[str], keys: list[str]) -> list[str]:
+        """Drops the most frequent terms while the number of matches in the scopes exceeds
+        :data:`FTS_RANK_CAP` (bm25 is computed for every match, about 2 ms per 1,000 here;
+        the rarer terms carry the ranking, and the vector channel sees the whole query).
+        Matches are bounded by the sum of the terms' document counts in the scopes
+        (``fts5vocab`` rows of the scoped terms). Terms the vocabulary does not know are
+        kept."""
         if len(terms) < 2:
             return terms
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING "
                           "fts5vocab(main, search_fts, 'row')")
-        keys = {t: _vocab_form(t) for t in terms}
-        wanted = list(dict.fromkeys(keys.values()))
-        df = dict(self.conn.execute(f"SELECT term, doc FROM temp.search_vocab WHERE term IN "
-                                    f"({_in(wanted)})", wanted).fetchall())
+        forms = {t: _vocab_form(t) for t in terms}
+        wanted = list(dict.fromkeys(scoped_phrases(list(dict.fromkeys(forms.values())), keys)))
+        df: dict[str, int] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i:i + 500]
+            for term, n in self.conn.execute(f"SELECT term, doc FROM temp.search_vocab WHERE "
+                                             f"term IN ({_in(chunk)})", chunk):
+                base = term[SCOPE_KEY_CHARS:]
+                df[base] = df.get(base, 0) + n
         kept = list(terms)
-        while len(kept) > 1 and sum(df.get(keys[t], 0) for t in kept) * share > FTS_RANK_CAP:
-            kept.remove(max(kept, key=lambda t: df.get(keys[t], 0)))
+        while len(kept) > 1 and sum(df.get(forms[t], 0) for t in kept) > FTS_RANK_CAP:
+            kept.remove(max(kept, key=lambda t: df.get(forms[t], 0)))
         return kept
 
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
