@@ -91,11 +91,15 @@ class SearchWriter(SourceLogWriter):
         uow: the unit of work (its connection, memory, partition number and the locked
             ``memories`` row it keeps).
         known_indexes: HNSW index names known to exist (shared per store, saves a lookup).
+        deferred: the memory is in a bulk load (``PostgresStore.bulk_load``): no HNSW index
+            is made here; the load builds them when it ends.
     """
 
-    def __init__(self, uow: Any, known_indexes: set[str] | None = None) -> None:
+    def __init__(self, uow: Any, known_indexes: set[str] | None = None,
+                 deferred: bool = False) -> None:
         self.uow, self.conn, self.memory_id, self.mno = uow, uow.conn, uow.memory_id, uow.mno
         self._known = known_indexes if known_indexes is not None else set()
+        self.deferred = deferred
 
     def index_text(self, doc_id: str, doc_type: str, scope: str, text: str) -> None:
         """Adds or replaces the full-text row of a document."""
@@ -122,7 +126,7 @@ class SearchWriter(SourceLogWriter):
     def _ensure_hnsw(self, model: str, dims: int) -> None:
         """Creates the partition's HNSW index for (model, dims) if it is missing."""
         name = _hnsw_index(self.mno, model, dims)
-        if name in self._known:
+        if name in self._known or self.deferred:
             return
         self.conn.execute(sql.SQL(
             "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw ((vec::vector({})) "
@@ -519,6 +523,8 @@ class PostgresSearchIndex:
     def __init__(self, store: Any) -> None:
         self.store = store
         self.known_indexes: set[str] = set()
+        #: Memories in a bulk load in this process (``PostgresStore.bulk_load``).
+        self.deferred: set[str] = set()
         self.fts_stats: dict[str, tuple[float, Any]] = {}
 
     @contextmanager
@@ -536,11 +542,12 @@ class PostgresSearchIndex:
         its flush while it defers inserts: a batch, ``search_batch.HeldIndex``)."""
         from remem.stores.postgres import search_batch  # it subclasses SearchWriter
 
+        deferred = uow.memory_id in self.deferred
         held = getattr(uow, "held", None)
-        buffer = held and held("search", lambda: search_batch.HeldIndex(uow))
+        buffer = held and held("search", lambda: search_batch.HeldIndex(uow, deferred))
         if buffer is None:
-            return SearchWriter(uow, self.known_indexes)
-        return search_batch.HeldSearchWriter(uow, self.known_indexes, buffer)
+            return SearchWriter(uow, self.known_indexes, deferred)
+        return search_batch.HeldSearchWriter(uow, self.known_indexes, buffer, deferred)
 
     def rebuild_text(self, memory_id: str, digests: bool = True) -> int:
         """Drops and rebuilds a memory's full-text rows from payloads and sources (vectors
