@@ -31,10 +31,10 @@ from remem.stores.postgres.connection import partition_name
 
 #: A batch of at least this share of the rows already in the partition builds the HNSW index
 #: after its load instead of inserting into it row by row.
-REBUILD_SHARE = 0.25
+REBUILD_SHARE = 0.3
 #: ``maintenance_work_mem`` of an index build: the graph must fit in it or pgvector falls back
 #: to its slow on-disk build. Per row (384-dim vectors, m = 16) and the cap.
-BUILD_KB_PER_ROW, BUILD_MAX_MB = 3, 2048
+BUILD_KB_PER_ROW, BUILD_MAX_MB = 3, 3072
 
 _COPY_DOCS = "COPY search_docs (memory_id, doc_id, doc_type, scope, tsv) FROM STDIN"
 _COPY_VECTORS = ("COPY vectors (memory_id, doc_id, doc_type, scope, model, content_hash, vec, "
