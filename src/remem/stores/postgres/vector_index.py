@@ -7,15 +7,16 @@ over the loaded rows (in ``maintenance_work_mem``) costs a fraction of that per 
 - :func:`copy_docs` / :func:`copy_vectors`: a batch's full-text rows (text ``COPY``; a document
   indexed again replaces its row, as the per-item upsert does) and vectors (binary ``COPY``).
 - :func:`built_after`: when a batch is large next to what the partition already holds (at
-  least :data:`REBUILD_SHARE` of it; an empty partition always), the partition's HNSW indexes
-  are dropped before the rows go in and built again after, inside the batch's transaction.
+  least :data:`REBUILD_SHARE` of it; an empty partition always) and the partition stays small
+  (:data:`REBUILD_MAX_ROWS`), the partition's HNSW indexes are dropped before the rows go in
+  and built again after, inside the batch's transaction.
   The ``DROP INDEX`` locks the partition until commit, so a recall of that memory waits for
   the batch; it never sees the partition without its index.
 - :func:`defer` / :func:`build`: a bulk load over many transactions
   (``PostgresStore.bulk_load``) drops the indexes once, loads without them (a recall meanwhile
   searches exactly: the planner has no index and scans) and builds them when it ends.
 
-Measured (2026-12-02, 2 shared cores; ``docs`` of ``bench/scale_pg.py`` has the table).
+Measured (2026-12-02): the docstring of ``bench/scale_pg.py`` has the figures.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from remem.stores.postgres.connection import partition_name
 #: A batch of at least this share of the rows already in the partition builds the HNSW index
 #: after its load instead of inserting into it row by row.
 REBUILD_SHARE = 0.3
+#: A batch builds the index after its load only up to this many rows in the partition after
+#: it: the dropped index locks the partition against reads until the batch commits (a build
+#: of 20,000 rows takes ~11 s of CPU); larger loads go through ``PostgresStore.bulk_load``.
+REBUILD_MAX_ROWS = 20_000
 #: ``maintenance_work_mem`` of an index build: the graph must fit in it or pgvector falls back
 #: to its slow on-disk build. Per row (384-dim vectors, m = 16) and the cap.
 BUILD_KB_PER_ROW, BUILD_MAX_MB = 3, 3072
@@ -88,11 +93,14 @@ def _stored_rows(conn: psycopg.Connection, mno: int, cap: int) -> int:
 def built_after(conn: psycopg.Connection, mno: int, batch_rows: int,
                 deferred: bool = False) -> Iterator[bool]:
     """Around a batch's vector load: yields whether the partition's HNSW indexes were dropped,
-    to be built again when the block ends (batch >= :data:`REBUILD_SHARE` of the stored rows);
-    ``deferred`` (a bulk load builds them at its end): nothing is done."""
-    indexes = [] if deferred or not batch_rows else hnsw_indexes(conn, mno)
-    stored = _stored_rows(conn, mno, int(batch_rows / REBUILD_SHARE)) if indexes else 0
-    if stored * REBUILD_SHARE > batch_rows:
+    to be built again when the block ends (batch >= :data:`REBUILD_SHARE` of the stored rows,
+    at most :data:`REBUILD_MAX_ROWS` after it); ``deferred`` (a bulk load builds them at its
+    end): nothing is done."""
+    small = 0 < batch_rows <= REBUILD_MAX_ROWS
+    indexes = hnsw_indexes(conn, mno) if small and not deferred else []
+    cap = min(int(batch_rows / REBUILD_SHARE), REBUILD_MAX_ROWS - batch_rows)
+    stored = _stored_rows(conn, mno, cap) if indexes else 0
+    if stored > cap:
         indexes = []
     for name, _ in indexes:
         conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(name)))
