@@ -20,6 +20,15 @@ every PostgreSQL process; load average 6-8 from other jobs, so wall times mostly
   ~144 s, server CPU ~141 s + ~56 s for the build; recall 81 / 114 ms wall, 18.8 / 20.8 ms
   CPU; HNSW recall@10 against exact 0.978.
 
+- 1M, stopped (``STOP``) at 549,888 batched items after 55 min: 167 items/s over the load
+  (205-320/s in the last windows as the load fell), client CPU 866 s (1.6 ms per item,
+  flat), server CPU ~2 ms per item; HNSW build over 550k rows 248.5 s wall (~320 s CPU, two
+  parallel workers); recall 98 / 123 ms wall, 21.6 / 25.3 ms CPU; 2.7 GB database. HNSW
+  recall@10 against exact over all 100 scopes: 0.56 / 0.78 / 0.96 at ``ef_search`` 100 /
+  200 / 800 (each of the 20,000 pool texts is stored ~27 times: duplicate vectors are a
+  known weak spot of HNSW graphs; not yet investigated). 1M extrapolates to ~55-70 min of
+  writes plus a ~6 min build: over the 30 min goal.
+
 Before, 100k took ~33 min to write. At 100k the HNSW pass's recall@10 was 0.978 with
 ``hnsw.ef_search`` 100 and 0.992 with 200 (now the floor).
 
