@@ -25,8 +25,11 @@ every PostgreSQL process; load average 6-8 from other jobs, so wall times mostly
   flat), server CPU ~2 ms per item; HNSW build over 550k rows 248.5 s wall (~320 s CPU, two
   parallel workers); recall 98 / 123 ms wall, 21.6 / 25.3 ms CPU; 2.7 GB database. HNSW
   recall@10 against exact over all 100 scopes: 0.56 / 0.78 / 0.96 at ``ef_search`` 100 /
-  200 / 800 (each of the 20,000 pool texts is stored ~27 times: duplicate vectors are a
-  known weak spot of HNSW graphs; not yet investigated). 1M extrapolates to ~55-70 min of
+  200 / 800. Each of the 20,000 pool texts is stored ~27 times, so a query's exact top 10
+  is 10 copies of one text and recall@10 becomes all-or-nothing on finding that text (the
+  graph holds identical vectors as one element per <= 10 rows: a 141 MB index for 550k
+  rows); 60k rows of 2,400 vectors x 25 copies alone scored 1.000, so the copies do not
+  explain it by themselves. Not yet understood. 1M extrapolates to ~55-70 min of
   writes plus a ~6 min build: over the 30 min goal.
 
 Before, 100k took ~33 min to write. At 100k the HNSW pass's recall@10 was 0.978 with
