@@ -23,13 +23,8 @@ from typing import Any
 import numpy as np
 
 from remem.domain.textindex import scope_term
+from remem.stores.postgres import vector_index
 from remem.stores.postgres.search import SearchWriter, tsvector_literal
-
-_UPSERT_DOC = ("INSERT INTO search_docs(memory_id, doc_id, doc_type, scope, tsv) VALUES "
-               "(%s,%s,%s,%s,%s::tsvector) ON CONFLICT (memory_id, doc_id) DO UPDATE SET "
-               "doc_type=EXCLUDED.doc_type, scope=EXCLUDED.scope, tsv=EXCLUDED.tsv")
-_INSERT_VEC = ("INSERT INTO vectors(memory_id, doc_id, doc_type, scope, model, content_hash, "
-               "vec, seq) VALUES (%s,%s,%s,%s,%s,%s,%s,%s)")
 
 
 class HeldIndex:
@@ -40,10 +35,12 @@ class HeldIndex:
         vectors: ``{doc_id: row}`` of the vectors put (the insert's values, seq included).
         vector_calls: the doc ids of each ``put_vectors`` call and whether one of them was
             already held (the rest of the epoch rule needs the database, read at flush).
+        deferred: the memory is in a bulk load (``PostgresStore.bulk_load``): its HNSW index
+            is built when the load ends, never here.
     """
 
-    def __init__(self, uow: Any) -> None:
-        self.uow = uow
+    def __init__(self, uow: Any, deferred: bool = False) -> None:
+        self.uow, self.deferred = uow, deferred
         self.docs: list[tuple] = []
         self.vectors: dict[str, tuple] = {}
         self.vector_calls: list[tuple[list[str], bool]] = []
@@ -65,19 +62,20 @@ class HeldIndex:
     def flush(self) -> None:
         """Writes the held rows (called by ``SqlUnitOfWork.flush``) and empties the buffer."""
         c, m = self.uow.conn, self.uow.memory_id
-        with c.cursor() as cur:
-            if self.docs:
-                cur.executemany(_UPSERT_DOC, self.docs)
-            if self.vector_calls:
-                ids = list(dict.fromkeys(d for call, _ in self.vector_calls for d in call))
-                in_db = {r["doc_id"] for r in c.execute(
-                    "DELETE FROM vectors WHERE memory_id=%s AND doc_id = ANY(%s) "
-                    "RETURNING doc_id", (m, ids)).fetchall()}
-                bumps = sum(1 for call, held_before in self.vector_calls
-                            if held_before or any(d in in_db for d in call))
-                cur.executemany(_INSERT_VEC, list(self.vectors.values()))
-                c.execute("UPDATE memories SET vector_seq = %s, vector_epoch = vector_epoch "
-                          "+ %s WHERE memory_id=%s", (self.uow.memory["vector_seq"], bumps, m))
+        if self.docs:
+            vector_index.copy_docs(c, m, self.docs)
+        if self.vector_calls:
+            ids = list(dict.fromkeys(d for call, _ in self.vector_calls for d in call))
+            in_db = {r["doc_id"] for r in c.execute(
+                "DELETE FROM vectors WHERE memory_id=%s AND doc_id = ANY(%s) "
+                "RETURNING doc_id", (m, ids)).fetchall()}
+            bumps = sum(1 for call, held_before in self.vector_calls
+                        if held_before or any(d in in_db for d in call))
+            rows = list(self.vectors.values())
+            with vector_index.built_after(c, self.uow.mno, len(rows), self.deferred):
+                vector_index.copy_vectors(c, rows)
+            c.execute("UPDATE memories SET vector_seq = %s, vector_epoch = vector_epoch "
+                      "+ %s WHERE memory_id=%s", (self.uow.memory["vector_seq"], bumps, m))
         self.docs, self.vectors, self.vector_calls = [], {}, []
 
 
@@ -85,8 +83,9 @@ class HeldSearchWriter(SearchWriter):
     """The search writer of a batch: full-text and vector rows go to a :class:`HeldIndex`;
     every other write (the source log) stays immediate."""
 
-    def __init__(self, uow: Any, known_indexes: set[str], held: HeldIndex) -> None:
-        super().__init__(uow, known_indexes)
+    def __init__(self, uow: Any, known_indexes: set[str], held: HeldIndex,
+                 deferred: bool = False) -> None:
+        super().__init__(uow, known_indexes, deferred)
         self.held = held
 
     def index_text(self, doc_id: str, doc_type: str, scope: str, text: str) -> None:

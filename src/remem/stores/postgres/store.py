@@ -29,7 +29,8 @@ from remem.stores.postgres.connection import (
     partition_name,
     partitioned_tables,
 )
-from remem.stores.postgres.search import PostgresSearchIndex
+from remem.stores.postgres import vector_index
+from remem.stores.postgres.search import PostgresSearchIndex, SearchWriter
 from remem.stores.postgres.uow import PostgresUnitOfWork
 from remem.stores.sql.dialect import POSTGRES
 from remem.stores.sql.export import SqlExport
@@ -146,6 +147,26 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
                 raise not_found(memory_id)
             head = c.execute(_HEAD, (memory_id,)).fetchone() or {"seq": 0, "hash": None}
             yield PostgresUnitOfWork(c, memory_id, {**row, **head})
+
+    @contextmanager
+    def bulk_load(self, memory_id: str) -> Iterator[None]:
+        """A bulk load of a memory from this store: its vector partition's HNSW indexes are
+        dropped when the block starts and built once over every row when it ends, instead
+        of updated row by row (``vector_index``). Writes inside go through the usual write
+        path (decision, ledger, payloads, index rows); a recall meanwhile searches the
+        memory's vectors exactly (no index: a scan, slower but not approximate). Another
+        process writing meanwhile makes its index again (correct, only not faster)."""
+        index = self.search_index
+        with self.unit_of_work(memory_id) as uow:
+            index.known_indexes.difference_update(vector_index.defer(uow.conn, uow.mno))
+        index.deferred.add(memory_id)
+        try:
+            yield
+        finally:
+            index.deferred.discard(memory_id)
+            with self.unit_of_work(memory_id) as uow:
+                writer = SearchWriter(uow, index.known_indexes)
+                vector_index.build(uow.conn, uow.mno, writer._ensure_hnsw)
 
     # --- erasure -------------------------------------------------------------------------
     def scrub_after_erasure(self, memory_id: str | None = None,
