@@ -61,6 +61,18 @@ figures are the comparable ones, wall ones are mostly waiting for a core):
   the settings: B-tree work inside SQLite and the Python around it), so the rate still
   falls, by the same curve in user CPU. Not FTS5 merging: two 100k loads side by side with
   FTS5 ``automerge`` 4 (the default) and 16 took 124 and 123 CPU-s, the same per window.
+- The cause (2026-12-02, SQLite, a 300,032-item file of this plan, then 10,240 more items
+  timed per variant on a scratch copy, one run each, load 7-9 on 2 cores, ``nice -n 5``):
+  the claim lookup of each multi-key decision (``Writer._projection``: items WHERE memory_id,
+  claim_id, scope, key) was planned on ``items_key`` (three equality columns beat
+  ``items_claim``'s two when there are no statistics), so every write read all items of its
+  (scope, key): ~150 rows at 300k, ~500 at 1M. A profile put 73 of 172 s in that read.
+  Items per CPU-second (user + system CPU-s): as it was 439 (19.3 + 4.0); page cache 1 GiB
+  505 (19.0 + 1.3); ``items_claim`` dropped 414, ``items_status`` dropped 412 (random-key
+  index inserts are not the cost); ``items_claim`` on (memory_id, claim_id, scope, key)
+  (SQLite migration 015) 1060 (8.5 + 1.1), and with a 1 GiB cache on top 930 (within the
+  noise: not adopted; the 64 MiB cache stays). The old load fell 1093/915/658/570/555 items
+  per CPU-second per 50k window to 250k; with 015 the rate at 300k is the rate at 50k.
 """
 
 from __future__ import annotations
