@@ -1,5 +1,5 @@
 """A decision on a multi key reads its own claim's items through the claim index, so its cost
-does not grow with the key's other values (SQLite migration 015; ``Writer._projection``):
+does not grow with the key's other values (SQLite migration 016; ``Writer._projection``):
 real SQLite files, SQLite's own count of executed VM instructions."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_a_new_value_of_a_key_with_a_thousand_values_costs_what_it_costs_with_fi
         mem.remember_many(_values("user:few", 5))
         many = _vm_steps_of_a_new_value(store, mem, "user:many")
         few = _vm_steps_of_a_new_value(store, mem, "user:few")
-        # reading the key's 1,000 items to keep one claim's (the plan before migration 015)
+        # reading the key's 1,000 items to keep one claim's (the plan before migration 016)
         # ran about 5 instructions per item: 6,000+ steps against about 1,250
         assert many < 2 * few, (many, few)
     finally:
