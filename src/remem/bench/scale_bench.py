@@ -70,9 +70,9 @@ figures are the comparable ones, wall ones are mostly waiting for a core):
   Items per CPU-second (user + system CPU-s): as it was 439 (19.3 + 4.0); page cache 1 GiB
   505 (19.0 + 1.3); ``items_claim`` dropped 414, ``items_status`` dropped 412 (random-key
   index inserts are not the cost); ``items_claim`` on (memory_id, claim_id, scope, key)
-  (SQLite migration 015) 1060 (8.5 + 1.1), and with a 1 GiB cache on top 930 (within the
+  (SQLite migration 016) 1060 (8.5 + 1.1), and with a 1 GiB cache on top 930 (within the
   noise: not adopted; the 64 MiB cache stays). The old load fell 1093/915/658/570/555 items
-  per CPU-second per 50k window to 250k; with 015 the rate at 300k is the rate at 50k.
+  per CPU-second per 50k window to 250k; with 016 the rate at 300k is the rate at 50k.
 """
 
 from __future__ import annotations
