@@ -68,11 +68,6 @@ FLOOR_ITEMS = 200
 """The small-scope floor ranks up to this many of the scopes' documents by vector similarity
 with no cosine cut: every live item of scopes that hold at most this many documents."""
 KEY_CACHE_MAX = 10_000
-PRELOAD_RANKS = (40, 20)
-"""While the query is embedded, the first snapshot reads the item rows of the best 40 full-text
-and key candidates, and the payloads and source refs of the best 20 (the rest rarely reach a
-result; the main snapshot reads what it lacks). At 100k items this cut that snapshot's CPU
-from ~3.2 to ~2.0 ms; the main snapshot reads ~0.3 ms more."""
 FLOOR_KIND_ORDER = {Kind.RULE.value: 0, Kind.IDENTITY.value: 1, Kind.PROFILE_SLOT.value: 2,
                     Kind.PREFERENCE.value: 3, Kind.FACT.value: 4}
 PROFILE_ORDER = {Kind.IDENTITY.value: 0, Kind.RULE.value: 1, Kind.PROFILE_SLOT.value: 2,
@@ -191,9 +186,8 @@ class RecallService:
                                              if r["actor"] and r["scope"] in f.scopes})
             if "key" in channels:
                 keys = snap.key_items(candidate_keys(query), scopes, FETCH)
-            pre = preload(snap, *[[d for d, _ in (first or [])[:n] + (keys or [])[:n]
-                                   if is_item_doc(d)] for n in PRELOAD_RANKS]
-                          ) if pending is not None and overlap else None
+            pre = preload(snap, [d for d, _ in (first or []) + (keys or [])
+                                 if is_item_doc(d)]) if pending is not None and overlap else None
         search = strip_actors(query, named) if named else query
         if pending is not None and search != query:
             pending = self._query_vector(search, recorded)

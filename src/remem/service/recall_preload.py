@@ -26,15 +26,12 @@ class Preloaded:
     refs: dict[str, list[str]] = field(default_factory=dict)
 
 
-def preload(snap: Any, item_ids: Sequence[str],
-            detail_ids: Sequence[str] | None = None) -> Preloaded:
-    """Item rows of ``item_ids``, and payloads and source refs of ``detail_ids`` (default:
-    the same ids; forgotten items have none)."""
+def preload(snap: Any, item_ids: Sequence[str]) -> Preloaded:
+    """Item rows, their payloads and source refs of ``item_ids`` (forgotten ones have none)."""
     ids = list(dict.fromkeys(item_ids))
     rows = snap.items(ids) if ids else {}
-    wanted = set(ids if detail_ids is None else detail_ids)
-    found = [i for i in rows if i in wanted]
-    payloads = snap.payloads([rows[i].payload_id for i in found]) if found else {}
+    found = list(rows)
+    payloads = snap.payloads([r.payload_id for r in rows.values()]) if rows else {}
     refs = snap.source_refs(found) if found else {}
     return Preloaded(snap.head_seq(), rows, payloads, {i: refs.get(i, []) for i in found})
 
