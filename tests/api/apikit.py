@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from fastapi.testclient import TestClient
 
 from remem.service.tokens import Tokens
@@ -58,3 +63,17 @@ def assert_error(response, status: int, code: str) -> dict:
     assert isinstance(err["retryable"], bool)
     assert isinstance(err["details"], dict)
     return err
+
+
+def cli(db: Path, *args: str) -> str:
+    """stdout of ``remem --db DB ARGS...`` in a child process (fails the test on an error)."""
+    out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", str(db), *args],
+                         capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout
+
+
+def admin_database(db: Path) -> str:
+    """Creates memory ``m1`` in the SQLite file ``db``; returns an admin token of it."""
+    cli(db, "memory", "create", "m1")
+    return json.loads(cli(db, "--json", "token", "create", "--memory", "m1", "--role",
+                          "admin", "--subject", "admin"))["token"]

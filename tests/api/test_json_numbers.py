@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import httpx
 import pytest
@@ -20,19 +18,13 @@ from remem.domain import jsondoc
 from remem.errors import InvalidInput
 from remem.testing.served import Server
 
-
-def _cli(db, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", str(db), *args],
-                         capture_output=True, text=True, timeout=60, check=True)
-    return out.stdout
+from apikit import admin_database
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     db = tmp_path_factory.mktemp("n") / "n.db"
-    _cli(db, "memory", "create", "m1")
-    token = json.loads(_cli(db, "--json", "token", "create", "--memory", "m1", "--role",
-                            "admin", "--subject", "admin"))["token"]
+    token = admin_database(db)
     with Server(db, startup_s=60) as srv, httpx.Client(base_url=srv.base, timeout=30) as http:
         http.headers["Authorization"] = f"Bearer {token}"
         http.headers["Content-Type"] = "application/json"

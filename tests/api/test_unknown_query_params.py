@@ -4,10 +4,7 @@ on every route of the app, against a real ``remem serve``: a misspelt ``?limt=5`
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import httpx
 import pytest
@@ -16,22 +13,16 @@ import remem
 from remem.api.app import create_app
 from remem.testing.served import Server
 
+from apikit import admin_database
+
 UNKNOWN = "zz_unknown"
-
-
-def _cli(db, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", str(db), *args],
-                         capture_output=True, text=True, timeout=60, check=True)
-    return out.stdout
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """(httpx client on a real server over a SQLite file, admin token of memory m1)."""
     db = tmp_path_factory.mktemp("q") / "q.db"
-    _cli(db, "memory", "create", "m1")
-    token = json.loads(_cli(db, "--json", "token", "create", "--memory", "m1", "--role",
-                            "admin", "--subject", "admin"))["token"]
+    token = admin_database(db)
     with Server(db, startup_s=60) as srv, httpx.Client(base_url=srv.base, timeout=30) as http:
         yield http, {"Authorization": f"Bearer {token}"}
 
