@@ -2,7 +2,7 @@
 SDK's client against the real ``remem mcp`` process: arguments parsed strictly (an unknown
 argument, ``scope`` or a wrong type is an invalid_input result), the bound caller's scopes
 only (Bob's items never come back), and the session's deactivation brings consolidation
-forward once."""
+forward once. KipDescriptor, which also takes no arguments, refuses one the same way."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ def test_query_and_end_session_over_mcp(seeded, db_path):
             out["typed"] = await _call(client, "QueryMemory", {"text": "dog", "limit": "5"})
             out["empty"] = await _call(client, "QueryMemory", {"text": ""})
             out["end_args"] = await _call(client, "EndSession", {"now": True})
+            out["descriptor_args"] = await _call(client, "KipDescriptor", {"bundle": "all"})
             out["end"] = await _call(client, "EndSession", {})
             out["again"] = await _call(client, "EndSession", {})
         return out
@@ -59,7 +60,7 @@ def test_query_and_end_session_over_mcp(seeded, db_path):
     assert {s for s, _ in got} <= {USER, AGENT}
     assert all(0 < i["meta"]["similarity"] <= 1 for i in res["items"])
     for name, field in (("scope", "scope"), ("typed", "limit"), ("empty", "text"),
-                        ("end_args", "now")):
+                        ("end_args", "now"), ("descriptor_args", "bundle")):
         is_error, res = out[name]
         assert is_error and res["ok"] is False, name
         assert res["error"]["code"] == "invalid_input" and res["error"]["details"]["field"] \

@@ -130,35 +130,27 @@ KIP_DESCRIPTOR = "KipDescriptor"
 def _descriptor_tool(memory: Any, lock: Any, user_scope: str) -> Any:
     """A read-only tool without arguments returning the KIP binding's descriptor (bundles,
     default budget, tokenizer, minimum_response_tokens) for this server's caller."""
-    from mcp.server.mcpserver.tools import Tool
-    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-    from mcp.types import CallToolResult, TextContent, ToolAnnotations
-    from pydantic import ConfigDict
+    from mcp.types import ToolAnnotations
 
-    class Arguments(ArgModelBase):
-        model_config = ConfigDict(extra="allow")
+    def describe(arguments: dict[str, Any]) -> dict[str, Any]:
+        _no_arguments(KIP_DESCRIPTOR, arguments)
+        return {"ok": True, "descriptor": memory.kip_descriptor(user_scope)}
 
-        def model_dump_one_level(self) -> dict[str, Any]:
-            return {"arguments": dict(self.model_extra or {})}
+    return _json_tool(KIP_DESCRIPTOR, describe, lock, NO_ARGUMENTS,
+                      "The KIP 2.0 Memory Interface descriptor of this memory: bundles, "
+                      "default budget, tokenizer and minimum useful response size.",
+                      ToolAnnotations(read_only_hint=True))
 
-    def call(arguments: dict[str, Any]) -> Any:
-        if arguments:
-            result = {"ok": False, "error": {"code": "invalid_input", "message":
-                                             "KipDescriptor takes no arguments."}}
-        else:
-            with lock:
-                result = {"ok": True,
-                          "descriptor": memory.kip_descriptor(user_scope)}
-        return CallToolResult(content=[TextContent(text=json.dumps(result))],
-                              structured_content=result, is_error=not result["ok"])
 
-    return Tool(fn=call, name=KIP_DESCRIPTOR,
-                description="The KIP 2.0 Memory Interface descriptor of this memory: bundles, "
-                            "default budget, tokenizer and minimum useful response size.",
-                parameters={"type": "object", "properties": {},
-                            "additionalProperties": False},
-                fn_metadata=FuncMetadata(arg_model=Arguments), is_async=False,
-                annotations=ToolAnnotations(read_only_hint=True))
+def _no_arguments(tool: str, arguments: dict[str, Any]) -> None:
+    """Refuse any argument to a tool that takes none, naming the first one."""
+    if arguments:
+        from remem.errors import InvalidInput
+
+        raise InvalidInput(f"{tool} takes no arguments.", field=next(iter(arguments)))
+
+
+NO_ARGUMENTS = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 QUERY_MEMORY, END_SESSION = "QueryMemory", "EndSession"
@@ -204,10 +196,7 @@ def _session_tools(memory: Any, session: Any, lock: Any, read_scopes: list[str])
         return {"ok": True, "items": memory.query(read_scopes, text, limit=limit)}
 
     def end(arguments: dict[str, Any]) -> dict[str, Any]:
-        if arguments:
-            from remem.errors import InvalidInput
-
-            raise InvalidInput("EndSession takes no arguments.", field=next(iter(arguments)))
+        _no_arguments(END_SESSION, arguments)
         out = session.close()
         return {"ok": True, "ended": out is not None, "deactivation": out}
 
@@ -215,8 +204,7 @@ def _session_tools(memory: Any, session: Any, lock: Any, read_scopes: list[str])
                        "Current memory items nearest a text by meaning, each with its "
                        "similarity, kind and creation time (read only).",
                        ToolAnnotations(read_only_hint=True)),
-            _json_tool(END_SESSION, end, lock,
-                       {"type": "object", "properties": {}, "additionalProperties": False},
+            _json_tool(END_SESSION, end, lock, NO_ARGUMENTS,
                        "Ends this session: the memory consolidates what it learned sooner. "
                        "Call it once, when the conversation is over.",
                        ToolAnnotations(read_only_hint=False, destructive_hint=False,
