@@ -84,3 +84,20 @@ def test_openapi_and_the_manage_view_still_answer(served):
     assert doc.status_code == 200 and "/memory/{memory_id}/items" in doc.json()["paths"]
     assert http.get("/ui/login").status_code == 200
     assert http.get("/healthz").json() == {"ok": True}
+
+
+def test_openapi_lists_the_refusal_on_every_operation(served):
+    """Every documented operation, /healthz included (no parameters of its own), lists the
+    422 an undeclared query parameter gets, with the shared error schema."""
+    http, _ = served
+    doc = http.get("/openapi.json").json()
+    assert "query parameter the route does not declare" in doc["info"]["description"]
+    operations = [(path, m, op) for path, ops in doc["paths"].items()
+                  for m, op in ops.items()]
+    assert len(operations) > 30
+    for path, method, op in operations:
+        refusal = op["responses"].get("422")
+        assert refusal, (method, path)
+        assert "query parameter" in refusal["description"], (method, path)
+        assert refusal["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ErrorOut"}, (method, path)

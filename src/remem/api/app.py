@@ -64,7 +64,9 @@ Every route except `/healthz` needs `Authorization: Bearer <token>` with a token
 `remem token create`. A token is bound to one memory, a role (reader, writer, admin) and a
 subject ('admin' or a scope such as `user:alice`). Every error has the body
 `{"error": {"code", "message", "retryable", "details"}}`; anything not visible to the token
-is answered with the same 404 as something that does not exist.
+is answered with the same 404 as something that does not exist. An unknown body field or a
+query parameter the route does not declare (`?limt=5`) is refused with 422
+`validation_failed` naming it, before authentication; nothing runs.
 """
 
 

@@ -36,7 +36,8 @@ _ERROR_STATUSES = {
     404: "Not found or not visible to this token (existence-neutral).",
     409: "Revision, idempotency, legal-hold or already-exists conflict.",
     413: "Request body over the size limit.",
-    422: "Request does not match the schema.",
+    422: "Request does not match the schema: a missing or wrongly typed field, an unknown body "
+         "field, or a query parameter the route does not declare; nothing was written.",
     503: "Retry later (see Retry-After).",
 }
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -47,7 +48,13 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 class StrictQueryRoute(APIRoute):
     """An APIRoute that refuses a query parameter it does not declare (422, before the
     handler, its dependencies or authentication run): a misspelt ``?limt=5`` is never
-    silently the default."""
+    silently the default. Its OpenAPI operation lists that 422 even when the route has no
+    parameters of its own."""
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        responses = dict(kwargs.pop("responses", None) or {})
+        responses.setdefault(422, ERROR_RESPONSES[422])
+        super().__init__(path, endpoint, responses=responses, **kwargs)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
