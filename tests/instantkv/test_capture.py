@@ -116,10 +116,17 @@ def test_capture_input_is_limited_to_16384_bytes(ikv, tmp_path):
     assert "Paris" not in r.stderr
 
 
-def test_capture_with_the_real_smollm2_server(ikv, tmp_path):
+def test_capture_with_the_real_smollm2_server(ikv, tmp_path, monkeypatch):
     """Plumbing with a real local model: proposals with the fixed source and time, or a
-    rejected output that points at deterministic apply (a 135M model extracts poorly)."""
+    rejected output that points at deterministic apply (a 135M model extracts poorly).
+
+    The 135M model never closes its JSON within capture's 512-token reply budget, so every
+    run generated all 512 tokens (~35 s of CPU) to take the truncated path; a 48-token
+    budget takes the same path (the reply is cut off by the request's limit) in a few."""
+    from remem.cli import instantkv_capture
     from remem.testing.llmserver import start_llm_server
+
+    monkeypatch.setattr(instantkv_capture, "CAPTURE_MAX_TOKENS", 48)
 
     with start_llm_server() as llm:
         _providers(ikv, tmp_path, smol={"type": "openai", "base_url": llm.base_url,
