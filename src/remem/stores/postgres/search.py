@@ -220,35 +220,43 @@ class SearchSnapshot:
         self.conn, self.memory_id = conn, memory_id
         self._stats, self._read_only = stats, read_only
         self._embedding: tuple[str | None, int | None] | None = None
+        self._head: int | None = None  # read-only: the ledger head, read with the model
         # read with the items (read-only snapshots): payload id -> payload (None: no row),
         # item id -> its source refs
         self._payloads: dict[str, dict[str, Any] | None] = {}
         self._refs: dict[str, list[str]] = {}
 
     def head_seq(self) -> int:
-        """The ledger head; a read-only snapshot also reads the recorded embedding model in
-        the same statement (recall asks for both: one round trip)."""
-        if not self._read_only or self._embedding is not None:
+        """The ledger head; a read-only snapshot reads it with the recorded embedding model in
+        one statement, once (recall asks for both: one round trip; nothing it reads changes
+        while a REPEATABLE READ snapshot is open)."""
+        if not self._read_only:
             row = self.conn.execute("SELECT max(seq) AS seq FROM ledger WHERE memory_id=%s",
                                     (self.memory_id,)).fetchone()
             return row["seq"] or 0
+        if self._head is None:
+            self._read_head_and_model()
+        return self._head or 0
+
+    def _read_head_and_model(self) -> None:
         row = self.conn.execute(
             "SELECT (SELECT max(seq) FROM ledger WHERE memory_id = %(m)s) AS seq, m.* FROM "
             "(SELECT 1) one LEFT JOIN (SELECT embedding_model, dimensions FROM memories WHERE "
             "memory_id = %(m)s) m ON true", {"m": self.memory_id}).fetchone()
         self._embedding = (row["embedding_model"], row["dimensions"])
-        return row["seq"] or 0
+        self._head = row["seq"] or 0
 
     def embedding(self) -> tuple[str | None, int | None]:
-        """(model, dimensions) the memory recorded; (None, None) before its first vector."""
+        """(model, dimensions) the memory recorded; (None, None) before its first vector.
+        A read-only snapshot reads the ledger head with it (:meth:`head_seq`)."""
         if self._embedding is not None:
             return self._embedding
+        if self._read_only:
+            self._read_head_and_model()
+            return self._embedding  # type: ignore[return-value]
         row = self.conn.execute("SELECT embedding_model, dimensions FROM memories WHERE "
                                 "memory_id=%s", (self.memory_id,)).fetchone()
-        out = (row["embedding_model"], row["dimensions"]) if row else (None, None)
-        if self._read_only:
-            self._embedding = out
-        return out
+        return (row["embedding_model"], row["dimensions"]) if row else (None, None)
 
     def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int
             ) -> list[tuple[str, str]]:
