@@ -521,6 +521,18 @@ class SearchSnapshot:
         out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(rows))
         return out
 
+    def vector_copies(self) -> float | None:
+        """Stored vectors per distinct text (rows / distinct content hashes) of the memory's
+        model; None without vectors. A bench diagnostic (it scans the memory's vectors):
+        pgvector's HNSW folds up to 10 rows with one vector into one graph element, and a
+        vector stored more often gets several identical elements, which cost recall (the
+        docstring of ``bench/scale_ann.py`` has the figures)."""
+        model, _dims = self.embedding()
+        row = self.conn.execute(
+            "SELECT count(*)::float8 / NULLIF(count(DISTINCT content_hash), 0) AS r FROM "
+            "vectors WHERE memory_id = %s AND model = %s", (self.memory_id, model)).fetchone()
+        return None if row["r"] is None else float(row["r"])
+
     def vector_hashes(self) -> dict[str, tuple[str, str]]:
         """doc id -> (model, content hash) of the stored vectors."""
         return {r["doc_id"]: (r["model"], r["content_hash"]) for r in self.conn.execute(
