@@ -20,12 +20,19 @@ scan through the scope index); above that it uses HNSW with ``hnsw.iterative_sca
 filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
 search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table); with the
 graph built after a bulk load (``vector_index``) 0.978 at 100k with ef_search 100, 0.992
-with the present floor of 200.
+with the present floor of 200. At scale what decides it is how often one vector is stored
+(more than 10 rows: several identical graph elements), not the query: iterative scan, strict
+or relaxed order, re-sorting and the scope filters measured alike (``bench/scale_ann.py``).
 
 Round trips: under load each statement costs milliseconds of waiting, whatever it does, so a
 read snapshot sends few: the planner statistics full text consults are cached per memory for
-:data:`STATS_TTL_S`; the model is read with the ledger head; the vector search counts and
-ranks in one statement; items come with their payloads and source refs.
+:data:`STATS_TTL_S`; the model is read with the ledger head, once per snapshot whichever is
+asked first; the vector search counts and ranks in one statement; items come with their
+payloads and source refs. Tried and not kept (2026-12-02, 100k bench, A/B in one run):
+psycopg pipeline mode for the snapshots (wall p50 59 -> 83 ms and 68 -> 94 ms: more client
+wake-ups than the BEGIN it saves), the vector hits' item rows joined into the vector search
+(-0.7 statement per recall, but +3 ms server and +1-2 ms client CPU per recall), prepared
+statements (server CPU per recall 16.9 / 16.8 ms against 14.1 / 17.7 unprepared: no gain).
 """
 
 from __future__ import annotations
@@ -522,11 +529,8 @@ class SearchSnapshot:
         return out
 
     def vector_copies(self) -> float | None:
-        """Stored vectors per distinct text (rows / distinct content hashes) of the memory's
-        model; None without vectors. A bench diagnostic (it scans the memory's vectors):
-        pgvector's HNSW folds up to 10 rows with one vector into one graph element, and a
-        vector stored more often gets several identical elements, which cost recall (the
-        docstring of ``bench/scale_ann.py`` has the figures)."""
+        """Stored vectors per distinct text of the memory's model (None without vectors); a
+        bench diagnostic that scans them (HNSW recall: ``bench/scale_ann.py``)."""
         model, _dims = self.embedding()
         row = self.conn.execute(
             "SELECT count(*)::float8 / NULLIF(count(DISTINCT content_hash), 0) AS r FROM "
