@@ -62,7 +62,7 @@ def store(pg_url):
     st.close()
 
 
-def test_a_warm_recall_sends_eight_statements_and_no_catalog_read(store):
+def test_a_warm_recall_sends_seven_statements_and_no_catalog_read(store):
     mem = store.memory("m1")
     mem.recall(["user:a"], "warm up the caches", budget_tokens=500)
     with statements() as log:
@@ -75,12 +75,27 @@ def test_a_warm_recall_sends_eight_statements_and_no_catalog_read(store):
     assert len([s for s in log if "FROM memories" in s]) == 2
     # payloads and source refs of the chosen items came with the items
     assert not [s for s in log if s.startswith(("SELECT payload_id", "SELECT item_id, source_id"))]
-    # 8 when the vector channel finds only items full text or keys found (their rows were read
+    # 7 when the vector channel finds only items full text or keys found (their rows were read
     # while the query was embedded); one more item read when it brings another (seen once in a
     # loaded full-suite run, never alone, since the embed-beside-search overlap is decided by
     # CPU count rather than the load average).
-    assert len(log) <= 9, log  # 13 before: stats, the model twice, a separate count, payloads
-    # and provenance on their own
+    assert len(log) <= 8, log  # 13 before: stats, the model twice, a separate count, payloads
+    # and provenance on their own; 9 before the head was read with the model
+    # each snapshot read the ledger head with the model: no head read of its own
+    assert not [s for s in log if s.startswith("SELECT max(seq)")], log
+
+
+def test_a_read_snapshot_reads_the_head_with_the_model_once(store):
+    index = store.adapter.search_index
+    with index.read("m1") as snap, statements() as log:
+        model = snap.embedding()
+        head = snap.head_seq()
+        assert (snap.embedding(), snap.head_seq()) == (model, head)
+    assert len(log) == 1 and "max(seq)" in log[0] and "FROM memories" in log[0], log
+    assert model[0] is not None and head == store.memory("m1").status()["head_seq"]
+    with index.read("m1") as snap, statements() as log:  # the other order: one statement too
+        assert (snap.head_seq(), snap.embedding()) == (head, model)
+    assert len(log) == 1, log
 
 
 def test_the_statistics_cache_is_per_store_and_expires(store, monkeypatch):

@@ -20,12 +20,19 @@ scan through the scope index); above that it uses HNSW with ``hnsw.iterative_sca
 filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
 search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table); with the
 graph built after a bulk load (``vector_index``) 0.978 at 100k with ef_search 100, 0.992
-with the present floor of 200.
+with the present floor of 200. At scale what decides it is how often one vector is stored
+(more than 10 rows: several identical graph elements), not the query: iterative scan, strict
+or relaxed order, re-sorting and the scope filters measured alike (``bench/scale_ann.py``).
 
 Round trips: under load each statement costs milliseconds of waiting, whatever it does, so a
 read snapshot sends few: the planner statistics full text consults are cached per memory for
-:data:`STATS_TTL_S`; the model is read with the ledger head; the vector search counts and
-ranks in one statement; items come with their payloads and source refs.
+:data:`STATS_TTL_S`; the model is read with the ledger head, once per snapshot whichever is
+asked first; the vector search counts and ranks in one statement; items come with their
+payloads and source refs. Tried and not kept (2026-12-02, 100k bench, A/B in one run):
+psycopg pipeline mode for the snapshots (wall p50 59 -> 83 ms and 68 -> 94 ms: more client
+wake-ups than the BEGIN it saves), the vector hits' item rows joined into the vector search
+(-0.7 statement per recall, but +3 ms server and +1-2 ms client CPU per recall), prepared
+statements (server CPU per recall 16.9 / 16.8 ms against 14.1 / 17.7 unprepared: no gain).
 """
 
 from __future__ import annotations
@@ -220,35 +227,43 @@ class SearchSnapshot:
         self.conn, self.memory_id = conn, memory_id
         self._stats, self._read_only = stats, read_only
         self._embedding: tuple[str | None, int | None] | None = None
+        self._head: int | None = None  # read-only: the ledger head, read with the model
         # read with the items (read-only snapshots): payload id -> payload (None: no row),
         # item id -> its source refs
         self._payloads: dict[str, dict[str, Any] | None] = {}
         self._refs: dict[str, list[str]] = {}
 
     def head_seq(self) -> int:
-        """The ledger head; a read-only snapshot also reads the recorded embedding model in
-        the same statement (recall asks for both: one round trip)."""
-        if not self._read_only or self._embedding is not None:
+        """The ledger head; a read-only snapshot reads it with the recorded embedding model in
+        one statement, once (recall asks for both: one round trip; nothing it reads changes
+        while a REPEATABLE READ snapshot is open)."""
+        if not self._read_only:
             row = self.conn.execute("SELECT max(seq) AS seq FROM ledger WHERE memory_id=%s",
                                     (self.memory_id,)).fetchone()
             return row["seq"] or 0
+        if self._head is None:
+            self._read_head_and_model()
+        return self._head or 0
+
+    def _read_head_and_model(self) -> None:
         row = self.conn.execute(
             "SELECT (SELECT max(seq) FROM ledger WHERE memory_id = %(m)s) AS seq, m.* FROM "
             "(SELECT 1) one LEFT JOIN (SELECT embedding_model, dimensions FROM memories WHERE "
             "memory_id = %(m)s) m ON true", {"m": self.memory_id}).fetchone()
         self._embedding = (row["embedding_model"], row["dimensions"])
-        return row["seq"] or 0
+        self._head = row["seq"] or 0
 
     def embedding(self) -> tuple[str | None, int | None]:
-        """(model, dimensions) the memory recorded; (None, None) before its first vector."""
+        """(model, dimensions) the memory recorded; (None, None) before its first vector.
+        A read-only snapshot reads the ledger head with it (:meth:`head_seq`)."""
         if self._embedding is not None:
             return self._embedding
+        if self._read_only:
+            self._read_head_and_model()
+            return self._embedding  # type: ignore[return-value]
         row = self.conn.execute("SELECT embedding_model, dimensions FROM memories WHERE "
                                 "memory_id=%s", (self.memory_id,)).fetchone()
-        out = (row["embedding_model"], row["dimensions"]) if row else (None, None)
-        if self._read_only:
-            self._embedding = out
-        return out
+        return (row["embedding_model"], row["dimensions"]) if row else (None, None)
 
     def fts(self, terms: Sequence[str], scopes: Sequence[str], limit: int
             ) -> list[tuple[str, str]]:
@@ -512,6 +527,15 @@ class SearchSnapshot:
                                  "memory_id=%s", (self.memory_id,)).fetchall()
         out.extend((d, DOC_DIGEST, scope, text) for d, scope, text in window_digests(rows))
         return out
+
+    def vector_copies(self) -> float | None:
+        """Stored vectors per distinct text of the memory's model (None without vectors); a
+        bench diagnostic that scans them (HNSW recall: ``bench/scale_ann.py``)."""
+        model, _dims = self.embedding()
+        row = self.conn.execute(
+            "SELECT count(*)::float8 / NULLIF(count(DISTINCT content_hash), 0) AS r FROM "
+            "vectors WHERE memory_id = %s AND model = %s", (self.memory_id, model)).fetchone()
+        return None if row["r"] is None else float(row["r"])
 
     def vector_hashes(self) -> dict[str, tuple[str, str]]:
         """doc id -> (model, content hash) of the stored vectors."""
