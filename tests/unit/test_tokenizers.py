@@ -139,3 +139,11 @@ def test_cache_is_process_wide(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(3):
         get_tokenizer("cl100k_base")
     assert calls == ["cl100k_base"]
+
+
+@pytest.mark.parametrize("line", [b"aGVsbG8=", b"aGVsbG8= x", b"aGVsbG8 1", b"aGVsbG8= 1 2"])
+def test_a_malformed_bpe_line_is_refused_by_the_parser(line: bytes) -> None:
+    """No rank, a rank that is no integer, bad base64 padding, or a third field."""
+    assert tokenizers.parse_bpe_ranks(b"aGk= 0\n\naGVsbG8= 1\n") == {b"hi": 0, b"hello": 1}
+    with pytest.raises(ArtifactUnavailable, match="Malformed BPE line"):
+        tokenizers.parse_bpe_ranks(b"aGk= 0\n" + line + b"\n")
