@@ -73,9 +73,9 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         super().__init__(conn, memory_id, POSTGRES, head)  # type: ignore[arg-type]
         self.mno: int = locked["mno"]
         self.memory = {k: locked[k] for k in ("embedding_model", "dimensions", "vector_seq")}
-        #: ``{(scope, key, claim_id): [(t, r)]}`` read by ``prefetch_claims``, each used once
-        #: and dropped when this transaction saves a projection of its key.
-        self._prefetched: dict[tuple[str, str, str], list[tuple[str, Any]]] = {}
+        #: ``{(scope, key): {claim_id: [(t, r)]}}`` read by ``prefetch_claims``, each used
+        #: once and dropped when this transaction saves a projection of its key.
+        self._prefetched: dict[tuple[str, str], dict[str, list[tuple[str, Any]]]] = {}
 
     def _insert_ledger_rows(self, rows: list[tuple]) -> None:
         """Ledger rows by ``COPY`` (a batch's rows in one stream); a taken seq becomes
@@ -112,11 +112,13 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         p = Projection(label_keys=self.label_keys)
         refs = [p.refs(s, k) for s, k, _ in wanted]
         cols = list(zip(*wanted, strict=True))
-        self._prefetched = {w: [] for w in wanted}
+        self._prefetched = {}
+        for s, k, c in wanted:
+            self._prefetched.setdefault((s, k), {})[c] = []
         for row in self.conn.execute(_PREFETCH, {
                 "m": self.memory_id, "s": list(cols[0]), "k": list(cols[1]),
                 "c": list(cols[2]), "sr": [r[0] for r in refs], "kr": [r[1] for r in refs]}):
-            self._prefetched[(row["s"], row["k"], row["c"])].append((row["t"], row["r"]))
+            self._prefetched[(row["s"], row["k"])][row["c"]].append((row["t"], row["r"]))
 
     def save(self, p: Projection) -> None:
         """Saves as the SQL unit of work does; a prefetched projection of a key saved here
@@ -127,9 +129,12 @@ class PostgresUnitOfWork(SqlUnitOfWork):
             pairs |= {(n(s, s), n(k, k)) for s, k in p.touched_keys}
             pairs |= {(n(s, s), n(k, k)) for s, k, _ in p.new_tombstones}
             keys = {n(k, k) for k in p.new_cardinality}  # a key's cardinality: every scope
-            self._prefetched = {} if p.forgotten else {
-                w: v for w, v in self._prefetched.items()
-                if (w[0], w[1]) not in pairs and w[1] not in keys}
+            if p.forgotten:
+                self._prefetched = {}
+            for pair in pairs:
+                self._prefetched.pop(pair, None)
+            if keys:
+                self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
         super().save(p)
 
     def erase(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -146,7 +151,8 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        rows = self._prefetched.pop((scope, key, claim_id), None) if claim_id else None
+        rows = (self._prefetched.get((scope, key), {}).pop(claim_id, None)
+                if claim_id is not None and self._prefetched else None)
         if rows is None:
             query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
             rows = [(row["t"], row["r"]) for row in self.conn.execute(query, {
