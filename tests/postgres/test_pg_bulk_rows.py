@@ -82,13 +82,14 @@ def test_a_batch_uses_one_statement_per_table_and_writes_the_same_rows(
         two_urls, monkeypatch: pytest.MonkeyPatch) -> None:
     one, many = two_urls
     single = _load(one, False, monkeypatch)
-    calls: dict[str, int] = {"unnest": 0, "copy_provenance": 0, "by_claim": 0, "prefetched": 0}
-    real_unnest, real_prefetch = bulk_rows.insert_unnest, pguow.PostgresUnitOfWork.prefetch_claims
+    calls: dict[str, int] = {"json_rows": 0, "copy_provenance": 0, "by_claim": 0, "prefetched": 0}
+    real_json_rows = bulk_rows.insert_json_rows
+    real_prefetch = pguow.PostgresUnitOfWork.prefetch_claims
     real_execute = psycopg.Connection.execute
 
-    def unnest(conn, table, columns, rows, conflict):
-        calls["unnest"] += 1
-        return real_unnest(conn, table, columns, rows, conflict)
+    def json_rows(conn, table, columns, rows, conflict):
+        calls["json_rows"] += 1
+        return real_json_rows(conn, table, columns, rows, conflict)
 
     def prefetch(self, wanted):
         real_prefetch(self, wanted)
@@ -100,14 +101,14 @@ def test_a_batch_uses_one_statement_per_table_and_writes_the_same_rows(
         if isinstance(query, str) and query.startswith("COPY provenance"):
             calls["copy_provenance"] += 1
         return real_execute(self, query, params, **kw)
-    monkeypatch.setattr(bulk_rows, "insert_unnest", unnest)
+    monkeypatch.setattr(bulk_rows, "insert_json_rows", json_rows)
     monkeypatch.setattr(pguow.PostgresUnitOfWork, "prefetch_claims", prefetch)
     monkeypatch.setattr(psycopg.Connection, "execute", execute)
     batched = _load(many, True, monkeypatch)
     monkeypatch.undo()
     assert batched == single
     assert {"created", "duplicate", "superseded"} <= set(batched)  # each decision path ran
-    assert calls["unnest"] >= 2  # items and payloads (and revisions) as single statements
+    assert calls["json_rows"] >= 2  # items and payloads (and revisions) as single statements
     assert calls["prefetched"] == len(set(
         (s["scope"], s["key"], s["value"]) for s in statements()))
     # 60 new keys came from the prefetch; only keys written earlier in the batch read again

@@ -2,18 +2,20 @@
 
 A batch (``Writer.write_many``) holds its read-model rows (items, key revisions, provenance)
 and payloads until the unit of work settles or flushes them (``stores/sql/uow.py``). Sent as
-``executemany`` (one Bind/Execute per row, even pipelined) each row costs the server a
-statement's overhead and the client a parameter dump: 4 statements per item, ~0.3 ms of
-server CPU each at bench scale. Here each table's rows go in ONE statement:
+``executemany`` (one Bind/Execute per row, even pipelined) every row costs the server a
+statement and the client a parameter dump. Here each table's rows go in ONE statement:
 
-- items, key revisions and payloads: ``INSERT ... SELECT ... FROM json_populate_recordset
-  (<the rows as one JSON array>) ... ON CONFLICT`` with the same conflict clause as the per-row statement (the
-  rows of one call are unique on the conflict key: the held saves keep one row per item and
-  per key, payload ids are fresh), so the stored rows are the per-row path's
-  (``tests/contract/test_bulk_write_identity.py``);
+- items, key revisions and payloads: ``INSERT ... SELECT ... FROM json_populate_recordset(
+  <the rows as one JSON array>) ON CONFLICT ...`` with the per-row statement's conflict
+  clause (the rows of one call are unique on the conflict key: the held saves keep one row
+  per item and per key, payload ids are fresh), so the stored rows are the per-row path's
+  (``tests/contract/test_bulk_write_identity.py``, ``tests/postgres/test_pg_bulk_rows.py``);
+  one JSON text is formatted by the C encoder, where array parameters cost psycopg a Python
+  call per element;
 - provenance (plain inserts): ``COPY``.
 
 Below :data:`BULK_FROM` rows the per-row statements run as before (one decision's rows).
+Measured (20k bench items, ``bench/scale_pg.py``): server CPU 1.36 -> 0.99 ms per item.
 """
 
 from __future__ import annotations
@@ -33,19 +35,22 @@ from remem.stores.sql.uow import write_rows
 BULK_FROM = 16
 _PAYLOAD_COLUMNS = ["memory_id", "payload_id", "item_id", "value", "quote", "salt",
                     "metadata", "fact", "tz_offset_min"]
+#: The ``bytea`` columns of the tables written here (JSON carries them as hex text).
+_BYTEA = {"salt"}
 _REVISION_COLUMNS = ["memory_id", "scope", "key", "revision"]
 _COPY_PROVENANCE = ("COPY provenance (memory_id, item_id, seq, source_id, source_role, "
                     "seen_at) FROM STDIN")
 
 
-def insert_unnest(conn: psycopg.Connection, table: str, columns: Sequence[str],
+def insert_json_rows(conn: psycopg.Connection, table: str, columns: Sequence[str],
                   rows: Sequence[tuple], conflict: str) -> None:
     """``INSERT INTO table(columns) SELECT columns FROM json_populate_recordset(...)
     <conflict>``: the rows (tuples in ``columns`` order) in one statement, sent as one JSON
     array (the C JSON encoder formats it far faster than per-element array parameters; the
     table's row type gives each column its type, bytes travel as ``\\x`` hex)."""
     cols = [sql.Identifier(c) for c in columns]
-    data = json.dumps([{c: _json_value(v) for c, v in zip(columns, r, strict=True)}
+    hexed = [i for i, c in enumerate(columns) if c in _BYTEA]
+    data = json.dumps([dict(zip(columns, _hexed(r, hexed) if hexed else r, strict=True))
                        for r in rows], ensure_ascii=False)
     query = sql.SQL("INSERT INTO {t} ({c}) SELECT {c} FROM json_populate_recordset("
                     "NULL::{t}, %s::json) {x}").format(
@@ -54,20 +59,25 @@ def insert_unnest(conn: psycopg.Connection, table: str, columns: Sequence[str],
     conn.execute(query, (data,))
 
 
-def _json_value(v: Any) -> Any:
-    return "\\x" + v.hex() if isinstance(v, (bytes, bytearray, memoryview)) else v
+def _hexed(row: tuple, at: list[int]) -> list[Any]:
+    """The row with its ``bytea`` values as PostgreSQL's hex input (``\\x...``)."""
+    out = list(row)
+    for i in at:
+        if out[i] is not None:
+            out[i] = "\\x" + bytes(out[i]).hex()
+    return out
 
 
 def upsert_items(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
     """Item rows ``(memory_id, *ITEM_COLUMNS)``, unique by item id, inserted or replaced."""
-    insert_unnest(conn, "items", ["memory_id", *ITEM_COLUMNS], rows,
+    insert_json_rows(conn, "items", ["memory_id", *ITEM_COLUMNS], rows,
                   "ON CONFLICT (memory_id, item_id) DO UPDATE SET " + ", ".join(
                       f"{c} = excluded.{c}" for c in ITEM_COLUMNS if c != "item_id"))
 
 
 def insert_payloads(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
     """Payload rows (``_INSERT_PAYLOAD``'s parameters), an existing payload id kept."""
-    insert_unnest(conn, "payloads", _PAYLOAD_COLUMNS, rows, "ON CONFLICT DO NOTHING")
+    insert_json_rows(conn, "payloads", _PAYLOAD_COLUMNS, rows, "ON CONFLICT DO NOTHING")
 
 
 def write_rows_bulk(conn: psycopg.Connection, dialect: Dialect, deletes: list[tuple],
@@ -86,7 +96,7 @@ def write_rows_bulk(conn: psycopg.Connection, dialect: Dialect, deletes: list[tu
     if big[0]:
         upsert_items(conn, upserts)
     if big[1]:
-        insert_unnest(conn, "key_revisions", _REVISION_COLUMNS, revisions,
+        insert_json_rows(conn, "key_revisions", _REVISION_COLUMNS, revisions,
                       "ON CONFLICT (memory_id, scope, key) DO UPDATE SET revision = "
                       "excluded.revision")
     if big[2]:
