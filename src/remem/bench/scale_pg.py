@@ -32,6 +32,34 @@ every PostgreSQL process; load average 6-8 from other jobs, so wall times mostly
   explain it by themselves. Not yet understood. 1M extrapolates to ~55-70 min of
   writes plus a ~6 min build: over the 30 min goal.
 
+- Per-item CPU of a batch, profiled (2026-12-02, 20k items into a fresh memory, load average
+  7-10, so compare CPU, not wall). Server time (``pg_stat_statements``) was spread over one
+  claim-projection SELECT per item (a round trip each: the decision's read) and one
+  INSERT per item into items, payloads, key_revisions and provenance (``executemany``: a
+  statement per row even pipelined); the COPYs of ledger, full-text and vector rows were
+  small. Now a batch reads its candidates' claim projections in one statement
+  (``PostgresUnitOfWork.prefetch_claims``) and writes each read-model table in one statement
+  (``stores/postgres/bulk_rows.py``):
+
+  | step | client ms/item | server ms/item |
+  | --- | --- | --- |
+  | before | 1.49 | 1.36 |
+  | one statement per table (items, payloads, revisions, provenance) | 1.47 | 0.99 |
+  | + the batch's claim projections in one statement | 1.43 | 0.60 |
+  | + rows as one JSON array, prefetch dropped per key | 1.04 | 0.50 |
+  | + claim ids computed once | 1.03 | 0.48 |
+
+  A 200k load (code of the third row) stayed flat: client 1.11-1.43, server 0.38-0.58 ms per
+  item in every 20k window. Client CPU left (cProfile on CPU time, shares of a batch): full-text
+  and vector rows 20% (the tsvector literal alone 11%), claim projections and held-row
+  writes 20%, the prefetch with its claim ids 8%, ledger append and hashing 8%, the
+  decision 7%, candidate parsing 6%; no single part left above ~11%.
+  Projection for ``--items 10000,100000,1000000`` on an idle 2-core machine: 1.51 ms of CPU
+  per item, client and server one after the other: 1.11M items ~28 min of writes, plus the
+  HNSW builds (~1 min at 100k, ~8 min at 1M from the 550k build's 248 s) and the recall
+  passes: ~37-40 min, still over the 30 min goal; on this shared machine (load 7-10) wall is
+  2-4x the CPU.
+
 Before, 100k took ~33 min to write. At 100k the HNSW pass's recall@10 was 0.978 with
 ``hnsw.ef_search`` 100 and 0.992 with 200 (now the floor).
 

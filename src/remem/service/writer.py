@@ -136,7 +136,10 @@ class Writer:
                 with self.store.unit_of_work(self.memory_id) as uow:
                     if len(reqs) > 1:  # a batch: ledger and payload rows go in at once
                         uow.defer_inserts()
-                    results = [self._write_in(uow, req) for req in reqs]
+                        cids = self._prefetch(uow, reqs)
+                    else:
+                        cids = {}
+                    results = [self._write_in(uow, req, cids.get(id(req))) for req in reqs]
                     uow.flush()
                     return results
             except HeadMoved:
@@ -168,7 +171,7 @@ class Writer:
                     raise
         raise AssertionError("unreachable")
 
-    def _write_in(self, uow: Any, req: WriteRequest) -> WriteResult:
+    def _write_in(self, uow: Any, req: WriteRequest, cid: str | None = None) -> WriteResult:
         c = req.candidate
         scope, key = str(c.scope), c.key
         idem_digest = digest([req.intent, scope, key, c.value, c.kind.value,
@@ -195,7 +198,7 @@ class Writer:
                 judged_at_head=req.judged_at_head, head=head)
         for hook in self.at_head:
             hook(uow, req)
-        cid = self.claim_id(scope, key, c.value)
+        cid = cid or self.claim_id(scope, key, c.value)  # a batch's: from ``_prefetch``
         proj = self._projection(uow, req, scope, key, cid)
         state = key_state(proj, scope, key)
         now = self.clock.now()
@@ -226,6 +229,21 @@ class Writer:
             uow.idempotency_put(idem_key, idem_digest, result.to_dict(),
                                 result.item_id, to_iso(now))
         return result
+
+    def _prefetch(self, uow: Any, reqs: list[WriteRequest]) -> dict[int, str]:
+        """Lets a store that can (PostgreSQL: ``prefetch_claims``) read the claim projections
+        ``_projection`` starts from for a whole batch at once instead of one per request;
+        returns the claim ids it computed (``{id(req): claim_id}``, reused by ``_write_in``)."""
+        prefetch = getattr(uow, "prefetch_claims", None)
+        if prefetch is None:
+            return {}
+        cids = {id(r): self.claim_id(str(r.candidate.scope), r.candidate.key, r.candidate.value)
+                for r in reqs if r.judgement is None and r.replaces is None
+                and r.authority is not Authority.CORRECTION}
+        prefetch(list(dict.fromkeys(
+            (str(r.candidate.scope), r.candidate.key, cids[id(r)])
+            for r in reqs if id(r) in cids)))
+        return cids
 
     def _projection(self, uow: Any, req: WriteRequest, scope: str, key: str,
                     cid: str) -> Projection:

@@ -18,7 +18,7 @@ import psycopg
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY
 from remem.errors import HeadMoved
-from remem.stores.postgres import erasure
+from remem.stores.postgres import bulk_rows, erasure
 from remem.stores.sql.dialect import POSTGRES
 from remem.stores.sql.rows import row_to_item
 from remem.stores.sql.uow import SqlUnitOfWork
@@ -31,6 +31,20 @@ _PROJECTION = (
     "WHERE memory_id=%(m)s AND key=%(kr)s UNION ALL SELECT 't', jsonb_build_object("
     "'claim_id', claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(sr)s AND "
     "key=%(kr)s")
+#: The claim projections of a batch's candidates in one statement (``prefetch_claims``):
+#: ``_BY_CLAIM``'s four parts, each joined to the list of (scope, key, claim, refs) asked.
+_PREFETCH = (
+    "WITH q AS (SELECT DISTINCT * FROM unnest(%(s)s::text[], %(k)s::text[], %(c)s::text[], "
+    "%(sr)s::text[], %(kr)s::text[]) AS q(scope, key, claim_id, sref, kref)) "
+    "SELECT q.scope AS s, q.key AS k, q.claim_id AS c, 'i' AS t, to_jsonb(i) AS r FROM q JOIN "
+    "items i ON i.memory_id=%(m)s AND i.scope=q.scope AND i.key=q.key AND "
+    "i.claim_id=q.claim_id UNION ALL SELECT q.scope, q.key, q.claim_id, 'r', "
+    "jsonb_build_object('revision', v.revision) FROM q JOIN key_revisions v ON "
+    "v.memory_id=%(m)s AND v.scope=q.sref AND v.key=q.kref UNION ALL SELECT q.scope, q.key, "
+    "q.claim_id, 'c', jsonb_build_object('cardinality', c.cardinality, 'on_change', "
+    "c.on_change) FROM q JOIN keys c ON c.memory_id=%(m)s AND c.key=q.kref UNION ALL SELECT "
+    "q.scope, q.key, q.claim_id, 't', jsonb_build_object('claim_id', t.claim_id) FROM q JOIN "
+    "tombstones t ON t.memory_id=%(m)s AND t.scope=q.sref AND t.key=q.kref")
 _COPY_LEDGER = ("COPY ledger (memory_id, seq, type, data, actor, at, prev_hash, hash) FROM "
                 "STDIN")
 #: From how many rows ``COPY`` is used (one decision's few events take a plain INSERT).
@@ -59,6 +73,9 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         super().__init__(conn, memory_id, POSTGRES, head)  # type: ignore[arg-type]
         self.mno: int = locked["mno"]
         self.memory = {k: locked[k] for k in ("embedding_model", "dimensions", "vector_seq")}
+        #: ``{(scope, key): {claim_id: [(t, r)]}}`` read by ``prefetch_claims``, each used
+        #: once and dropped when this transaction saves a projection of its key.
+        self._prefetched: dict[tuple[str, str], dict[str, list[tuple[str, Any]]]] = {}
 
     def _insert_ledger_rows(self, rows: list[tuple]) -> None:
         """Ledger rows by ``COPY`` (a batch's rows in one stream); a taken seq becomes
@@ -74,24 +91,80 @@ class PostgresUnitOfWork(SqlUnitOfWork):
             raise HeadMoved("Another writer appended at the same sequence; decide again.",
                             head_seq=rows[0][1] - 1) from exc
 
+    def _write_held_rows(self, *args: Any) -> None:
+        """A batch's held read-model rows, one statement per large table (``bulk_rows``)."""
+        bulk_rows.write_rows_bulk(*args)
+
+    def _insert_payloads(self, rows: list[tuple]) -> None:
+        """Payload rows; a batch's in one statement (``bulk_rows.insert_payloads``)."""
+        if len(rows) < bulk_rows.BULK_FROM:
+            super()._insert_payloads(rows)
+        else:
+            bulk_rows.insert_payloads(self.conn, rows)
+
+    def prefetch_claims(self, wanted: list[tuple[str, str, str]]) -> None:
+        """Reads the claim projections ``projection_for(scope, key, claim_id)`` of a batch's
+        candidates in one statement (at the batch's start: nothing of it written yet); each
+        is served once, unless this transaction saves a projection of its key first."""
+        self.settle()
+        if not wanted:
+            return
+        p = Projection(label_keys=self.label_keys)
+        refs = [p.refs(s, k) for s, k, _ in wanted]
+        cols = list(zip(*wanted, strict=True))
+        self._prefetched = {}
+        for s, k, c in wanted:
+            self._prefetched.setdefault((s, k), {})[c] = []
+        for row in self.conn.execute(_PREFETCH, {
+                "m": self.memory_id, "s": list(cols[0]), "k": list(cols[1]),
+                "c": list(cols[2]), "sr": [r[0] for r in refs], "kr": [r[1] for r in refs]}):
+            self._prefetched[(row["s"], row["k"])][row["c"]].append((row["t"], row["r"]))
+
+    def save(self, p: Projection) -> None:
+        """Saves as the SQL unit of work does; a prefetched projection of a key saved here
+        is stale from now on (dropped)."""
+        if self._prefetched:
+            n = p.names.get
+            pairs = {(r.scope, r.key) for r in p.items.values()}
+            pairs |= {(n(s, s), n(k, k)) for s, k in p.touched_keys}
+            pairs |= {(n(s, s), n(k, k)) for s, k, _ in p.new_tombstones}
+            keys = {n(k, k) for k in p.new_cardinality}  # a key's cardinality: every scope
+            if p.forgotten:
+                self._prefetched = {}
+            for pair in pairs:
+                self._prefetched.pop(pair, None)
+            if keys:
+                self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
+        super().save(p)
+
+    def erase(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Erases as the SQL unit of work does; every prefetched projection is dropped."""
+        self._prefetched = {}
+        return super().erase(*args, **kwargs)
+
     def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones
         (one round trip after the label keys); the last three by label refs. ``claim_id``:
-        only the items of that claim (a partial projection, ``Writer._projection``)."""
+        only the items of that claim (a partial projection, ``Writer._projection``), from
+        ``prefetch_claims`` when it read it."""
         self.settle(scope, key)
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
-        query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
-        for row in self.conn.execute(query, {"m": self.memory_id, "s": scope, "k": key,
-                                             "sr": sref, "kr": kref, "c": claim_id}):
-            r = row["r"]
-            if row["t"] == "i":
+        rows = (self._prefetched.get((scope, key), {}).pop(claim_id, None)
+                if claim_id is not None and self._prefetched else None)
+        if rows is None:
+            query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
+            rows = [(row["t"], row["r"]) for row in self.conn.execute(query, {
+                "m": self.memory_id, "s": scope, "k": key, "sr": sref, "kr": kref,
+                "c": claim_id})]
+        for t, r in rows:
+            if t == "i":
                 rec = row_to_item(r)
                 p.items[rec.item_id] = rec
-            elif row["t"] == "r":
+            elif t == "r":
                 p.keys[(sref, kref)] = KeyRecord(sref, kref, r["revision"])
-            elif row["t"] == "c":
+            elif t == "c":
                 p.cardinality[kref] = (r["cardinality"], r["on_change"])
             else:
                 p.tombstones.add((sref, kref, r["claim_id"]))

@@ -296,6 +296,11 @@ class SqlUnitOfWork:
             return
         held.add(self.memory_id, p, self.dialect)
 
+    def _write_held_rows(self, *args: Any) -> None:
+        """Writes held read-model rows (``write_rows``'s arguments); a backend may send them
+        in fewer statements (PostgreSQL: ``stores/postgres/bulk_rows.py``)."""
+        write_rows(*args)
+
     def settle(self, scope: str | None = None, key: str | None = None) -> None:
         """Writes the held read-model rows before a read that could miss them: any read, or
         with ``scope`` and ``key`` a read of that key's items, revision, cardinality and
@@ -308,7 +313,7 @@ class SqlUnitOfWork:
                              self.label_keys.ref("key", key))):
             return
         self._deferred.saves = _HeldSaves()
-        write_rows(self.conn, self.dialect, [], list(held.items.values()), [],
+        self._write_held_rows(self.conn, self.dialect, [], list(held.items.values()), [],
                    list(held.revisions.values()), list(held.cardinality.values()),
                    list(held.tombstones.values()), held.provenance)
 

@@ -1,0 +1,153 @@
+"""A batch on PostgreSQL reads its candidates' claim projections in one statement
+(``PostgresUnitOfWork.prefetch_claims``) and writes its item, key-revision, provenance and
+payload rows in one statement per table (``stores/postgres/bulk_rows.py``); the outcomes and
+every stored row are those of the same statements written one at a time, including keys
+repeated, restated claims and single keys superseded inside one batch."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+
+import remem
+import remem.stores.postgres.bulk_rows as bulk_rows
+import remem.stores.postgres.uow as pguow
+from remem.service.clock import FixedClock
+from remem.service.writer import Writer
+
+CONFIG = {"keys": {"likes": {"cardinality": "multi"}}}
+
+
+def statements() -> list[dict]:
+    """60 new keys, then restatements, a superseded single key and repeats of one key."""
+    out = [{"scope": f"user:u{i % 5}", "key": f"topic_{i}", "value": f"value {i}"}
+           for i in range(60)]
+    out += [{"scope": "user:u1", "key": "likes", "value": f"thing {i % 4}"} for i in range(12)]
+    out += [{"scope": "user:u2", "key": "home_city", "value": c}
+            for c in ("Lisbon", "Oslo", "Lisbon", "Kyoto")]
+    out += [{"scope": f"user:u{i % 5}", "key": f"topic_{i}", "value": f"value {i}"}
+            for i in range(0, 60, 7)]  # restated: seen again
+    return out
+
+
+def _whole_key(self, uow, req, scope, key, cid):
+    return uow.projection_for(scope, key)
+
+
+def _load(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    counter = itertools.count()
+
+    def fake(n: int) -> bytes:
+        return hashlib.sha256(b"rows" + str(next(counter)).encode()).digest()[:n].ljust(n, b"0")
+    monkeypatch.setattr(os, "urandom", fake)
+    store = remem.open(url, clock=FixedClock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC)))
+    try:
+        mem = store.create_memory("m1", CONFIG)
+        if batch:
+            return [r.outcome for r in mem.remember_many(statements())]
+        with monkeypatch.context() as m:
+            m.setattr(Writer, "_projection", _whole_key)  # the reference: whole key, no batch
+            return [mem.remember(s["scope"], s["key"], s["value"]).outcome
+                    for s in statements()]
+    finally:
+        store.close()
+
+
+def _dump(url: str) -> dict[str, list]:
+    with psycopg.connect(url) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 1")]
+        return {t: sorted((tuple(map(repr, r)) for r in conn.execute(
+            f'SELECT * FROM ONLY "{t}"').fetchall()), key=repr) for t in tables}
+
+
+@pytest.fixture
+def two_urls(pg_server) -> Iterator[tuple[str, str]]:
+    from remem.testing.pgdb import drop_database, fresh_database
+
+    urls = fresh_database(pg_server), fresh_database(pg_server)
+    yield urls
+    for u in urls:
+        drop_database(pg_server, u)
+
+
+def test_a_batch_uses_one_statement_per_table_and_writes_the_same_rows(
+        two_urls, monkeypatch: pytest.MonkeyPatch) -> None:
+    one, many = two_urls
+    single = _load(one, False, monkeypatch)
+    calls: dict[str, int] = {"json_rows": 0, "copy_provenance": 0, "by_claim": 0, "prefetched": 0}
+    real_json_rows = bulk_rows.insert_json_rows
+    real_prefetch = pguow.PostgresUnitOfWork.prefetch_claims
+    real_execute = psycopg.Connection.execute
+
+    def json_rows(conn, table, columns, rows, conflict):
+        calls["json_rows"] += 1
+        return real_json_rows(conn, table, columns, rows, conflict)
+
+    def prefetch(self, wanted):
+        real_prefetch(self, wanted)
+        calls["prefetched"] += sum(len(claims) for claims in self._prefetched.values())
+
+    def execute(self, query, params=None, **kw):
+        if query is pguow._BY_CLAIM:
+            calls["by_claim"] += 1
+        if isinstance(query, str) and query.startswith("COPY provenance"):
+            calls["copy_provenance"] += 1
+        return real_execute(self, query, params, **kw)
+    monkeypatch.setattr(bulk_rows, "insert_json_rows", json_rows)
+    monkeypatch.setattr(pguow.PostgresUnitOfWork, "prefetch_claims", prefetch)
+    monkeypatch.setattr(psycopg.Connection, "execute", execute)
+    batched = _load(many, True, monkeypatch)
+    monkeypatch.undo()
+    assert batched == single
+    assert {"created", "duplicate", "superseded"} <= set(batched)  # each decision path ran
+    assert calls["json_rows"] >= 2  # items and payloads (and revisions) as single statements
+    assert calls["prefetched"] == len(set(
+        (s["scope"], s["key"], s["value"]) for s in statements()))
+    # 60 new keys came from the prefetch; only keys written earlier in the batch read again
+    assert 0 < calls["by_claim"] < len(statements()) - 60
+    a, b = _dump(one), _dump(many)
+    for dumped in (a, b):  # a job's id is random (uuid4); when each database was migrated
+        dumped["jobs"] = sorted((r[1:] for r in dumped["jobs"]), key=repr)
+        del dumped["schema_migrations"]
+    assert len(a["items"]) > 60
+    assert [t for t in a if a[t] != b[t]] == []
+
+
+def test_write_rows_bulk_matches_the_per_row_statements(two_urls) -> None:
+    """The same read-model rows through ``write_rows_bulk`` (one statement per table) and
+    ``write_rows`` (per row), twice (the second round replaces: upserts), store the same."""
+    from remem.stores.postgres.connection import migrate
+    from remem.stores.sql.dialect import POSTGRES
+    from remem.domain.fold import ItemRecord
+    from remem.stores.sql.rows import item_to_row
+    from remem.stores.sql.uow import write_rows
+
+    def rows(rev: int) -> tuple[list, list, list]:
+        items = [item_to_row("m", ItemRecord(
+            f"i{i}", "c", "s", f"k{i}", "fact", "single", "active", rev, "t0", f"p{i}", "h",
+            "owner", rev, rev, "t0", "t0", correction=rev == 2, priority=i if rev == 2 else None),
+            POSTGRES) for i in range(20)]
+        revisions = [("m", "s", f"k{i}", rev) for i in range(20)]
+        provenance = [("m", f"i{i}", rev * 100 + i, "src", "user", "t0") for i in range(20)]
+        return items, revisions, provenance
+
+    dumps = []
+    for url, fn in zip(two_urls, (write_rows, bulk_rows.write_rows_bulk), strict=True):
+        with psycopg.connect(url) as conn:
+            migrate(conn)
+        with psycopg.connect(url) as conn, conn.transaction():
+            for rev in (1, 2):
+                items, revisions, provenance = rows(rev)
+                fn(conn, POSTGRES, [], items, [], revisions, [], [], provenance)
+        dumps.append({t: v for t, v in _dump(url).items()
+                      if t in ("items", "key_revisions", "provenance")})
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0]["items"]) == 20 and len(dumps[0]["provenance"]) == 40
