@@ -50,7 +50,7 @@ from remem.stores.sqlite.scoped_terms import (
     scoped_terms,
 )
 from remem.stores.sqlite.search_batch import HeldIndex
-from remem.stores.sqlite.vecindex import VectorCache
+from remem.stores.sqlite.vecindex import CandidatePlan, PlannedRows, VectorCache
 
 __all__ = ["DOC_ITEM", "DOC_SOURCE", "RecallRow", "SQLiteSearchIndex", "SearchSnapshot",
            "SearchWriter", "drop_profile_renders", "erase_docs", "optimize_fts",
@@ -243,12 +243,23 @@ class SearchSnapshot:
         return kept
 
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
-                min_score: float) -> list[tuple[str, float, str]]:
-        """(doc id, cosine, scope) of the nearest documents in the scopes (exact search)."""
+                min_score: float, planned: PlannedRows | None = None
+                ) -> list[tuple[str, float, str]]:
+        """(doc id, cosine, scope) of the nearest documents in the scopes (exact search);
+        ``planned``: what :meth:`vector_plan` computed for this query, if anything (the
+        result is the same)."""
         idx = self._cache.index_for(self.conn, self.memory_id)
         if idx is None:
             return []
-        return idx.search(query, scopes, limit, min_score)
+        return idx.search(query, scopes, limit, min_score, planned)
+
+    def vector_plan(self, scopes: Sequence[str], limit: int, min_score: float
+                    ) -> CandidatePlan | None:
+        """The in-RAM part of a later ``vectors(query, scopes, limit, min_score)``, to run
+        on another thread once the query vector is known (``CandidatePlan.run``, then
+        ``vectors(..., planned=...)``); None when the memory has no vectors."""
+        idx = self._cache.index_for(self.conn, self.memory_id)
+        return None if idx is None else idx.plan(scopes, limit, min_score)
 
     def key_items(self, keys: Sequence[str], scopes: Sequence[str], limit: int
                   ) -> list[tuple[str, str]]:
