@@ -398,8 +398,8 @@ class RecallService:
 
 def _vector_plan(snap: Any, scopes: list[str]) -> Any:
     """The store's plan of the vector channel's in-RAM ranking (run beside the full-text
-    reads on the thread that embeds the query), or None: a store that ranks vectors in its
-    database (PostgreSQL) has none."""
+    reads on the thread that embeds the query), or None: PostgreSQL ranks vectors in its
+    database (and a snapshot without ``vector_plan`` has none)."""
     plan = getattr(snap, "vector_plan", None)
     return plan(scopes, FETCH, MIN_SIMILARITY) if plan is not None else None
 
