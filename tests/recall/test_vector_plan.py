@@ -8,7 +8,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from remem.service import query_vectors

@@ -22,6 +22,10 @@ Candidates:
   such query, filtered to the caller's scopes while probing, widened until enough in-scope rows
   were scored.
 
+Recall runs the RAM part (ranking and pruning) on the thread that embedded its query
+(:class:`CandidatePlan`, captured in a snapshot); the search in the next snapshot uses those
+rows only when :meth:`VectorIndex.state` is unchanged, so the result is the same.
+
 Freshness: ``memories.vector_seq`` counts inserts and each row carries its ``seq``, so a cached
 index loads only rows newer than the last it saw; ``memories.vector_epoch`` bumps whenever rows
 are deleted or replaced (erasure, reembed): the index then asks SQLite which of its seqs still
