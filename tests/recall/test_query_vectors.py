@@ -133,3 +133,30 @@ def test_overlap_is_decided_once_per_process_not_per_recall(monkeypatch):
     monkeypatch.setenv("REMEM_QUERY_OVERLAP", "on")  # read once: a later change is not seen
     monkeypatch.setattr(query_vectors.os, "getloadavg", lambda: 1 / 0)  # and no load reads
     assert query_vectors.second_core_free() is False
+
+
+def test_work_chained_on_the_vector_runs_on_the_worker_even_for_a_remembered_vector():
+    threads: list[str] = []
+
+    def then(vec: np.ndarray) -> float:
+        threads.append(threading.current_thread().name)
+        return float(vec.sum())
+
+    qv = QueryVectors()
+    compute = lambda text: np.ones(4, dtype=np.float32)  # noqa: E731
+    first, extra = qv.start_then(("m", 4), "hi", compute, then)()
+    again, extra2 = qv.start_then(("m", 4), "hi", compute, then)()
+    assert (extra, extra2) == (4.0, 4.0) and again is first
+    assert len(threads) == 2 and all(t.startswith("remem-query") for t in threads)
+    vec, none = qv.start_then(("m", 4), "hi", compute, then, background=False)()
+    assert vec is first and none is None and len(threads) == 2  # the caller does it itself
+
+
+def test_a_failing_chained_step_costs_only_its_result_not_the_vector():
+    def then(vec: np.ndarray) -> float:
+        raise IndexError("rows changed under it")
+
+    qv = QueryVectors()
+    vec, extra = qv.start_then(("m", 4), "hi", lambda t: np.ones(4, np.float32), then)()
+    assert extra is None and vec is not None and qv.start(("m", 4), "hi", lambda t: 1 / 0)() \
+        is vec

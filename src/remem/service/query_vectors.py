@@ -8,6 +8,10 @@ wall time is about the larger of the two instead of their sum (CPU time is uncha
 vector is the one the caller's thread would compute: same session, same single intra-op
 thread. Whether to overlap is decided once per process (:func:`second_core_free`).
 
+Work that needs only the vector can be chained on that thread (:meth:`QueryVectors.start_then`):
+recall's in-RAM vector ranking on SQLite (``stores.sqlite.vecindex.CandidatePlan``) then runs
+beside the full-text reads instead of after the main thread waited (at 1M items: 9 of 31 ms).
+
 Agents repeat queries, so the last :data:`CACHE_MAX` vectors are kept per process, keyed by
 (model id, dimensions, text): the memory's recorded model, which ``compute``
 (``EmbeddingService.query_vector``) checks against the configured embedder.
@@ -102,21 +106,44 @@ class QueryVectors:
             A function that waits for the vector and returns it (re-raising what ``compute``
             raised); None results are returned but not cached.
         """
+        wait = self.start_then(model, text, compute, None, background=background)
+        return lambda: wait()[0]
+
+    def start_then(self, model: tuple[str | None, int | None], text: str,
+                   compute: Callable[[str], Any], then: Callable[[Any], Any] | None, *,
+                   background: bool = True) -> Callable[[], tuple[Any, Any]]:
+        """:meth:`start`, and ``then(vector)`` run on the worker thread right after the
+        vector is there (also for a cached vector), so the caller need not do it after it
+        waited: recall's in-RAM vector ranking (``CandidatePlan.run``).
+
+        Returns:
+            A function that waits and returns ``(vector, then(vector))``; the second is None
+            when ``then`` is None, the vector is None, ``background`` is False, or ``then``
+            raised (the caller then does that work itself).
+        """
         key = (model, text)
         with self._lock:
             vec = self._cache.get(key)
             if vec is not None:
                 self._cache.move_to_end(key)
         if vec is not None:
-            return lambda: vec
-        future: Future | None = _executor().submit(compute, text) if background else None
+            if then is None or not background:
+                return lambda: (vec, None)
+            after = _executor().submit(_then, then, vec)
+            return lambda: (vec, after.result())
 
-        def wait() -> Any:
-            got = future.result() if future is not None else compute(text)
+        def job(t: str) -> tuple[Any, Any]:
+            got = compute(t)
+            return got, _then(then, got) if then is not None and got is not None else None
+
+        future: Future | None = _executor().submit(job, text) if background else None
+
+        def wait() -> tuple[Any, Any]:
+            got, extra = future.result() if future is not None else (compute(text), None)
             if got is not None:
                 got.setflags(write=False)  # shared by later recalls of the same text
                 self._put(key, got)
-            return got
+            return got, extra
 
         return wait
 
@@ -126,6 +153,15 @@ class QueryVectors:
             self._cache.move_to_end(key)
             while len(self._cache) > self._max:
                 self._cache.popitem(last=False)
+
+
+def _then(then: Callable[[Any], Any], vec: Any) -> Any:
+    """``then(vec)``, or None when it raised: what it computes is an optimisation the
+    caller redoes (an error it meets, the caller meets again)."""
+    try:
+        return then(vec)
+    except Exception:  # noqa: BLE001 - see the docstring
+        return None
 
 
 SHARED = QueryVectors()

@@ -141,10 +141,12 @@ class RecallService:
         return {k: self._key_cache[(model, k)] for k in keys}
 
     def _query_vector(self, text: str, recorded: tuple[str | None, int | None],
-                      background: bool = False) -> Callable[[], Any]:
+                      background: bool = False, plan: Any = None
+                      ) -> Callable[[], tuple[Any, Any]]:
         """Starts embedding a query on a worker thread when ``background`` (else the caller
         embeds it when it asks; ``service.query_vectors``); the returned function waits for
-        the vector (None: no usable embedder).
+        ``(vector, planned rows)``: the vector None when there is no usable embedder, the
+        rows what ``plan`` (a store's ``CandidatePlan``) computed on that thread, or None.
 
         Raises:
             EmbeddingMismatch: the memory was embedded with another model (checked before
@@ -153,10 +155,10 @@ class RecallService:
         try:
             self.embedding.check(recorded)
         except ConfigInvalid:
-            return lambda: None  # an unusable embedding section: full text and keys only
-        return query_vectors.SHARED.start(
+            return lambda: (None, None)  # an unusable embedding section: full text and keys
+        return query_vectors.SHARED.start_then(
             recorded, text, lambda t: self.embedding.query_vector(t, recorded),
-            background=background)
+            plan.run if plan is not None else None, background=background)
 
     # --- candidates --------------------------------------------------------------------------
     def _eligible(self, scopes: list[str], query: str, f: RecallFilter, limit: int,
@@ -178,7 +180,8 @@ class RecallService:
             if "vector" in channels:
                 recorded = snap.embedding()
                 if recorded[0] is not None:  # else no vectors yet: nothing to embed for
-                    pending = self._query_vector(query, recorded, overlap)
+                    plan = _vector_plan(snap, scopes) if overlap else None
+                    pending = self._query_vector(query, recorded, overlap, plan)
             first = snap.fts(query_terms(query), scopes, FETCH) if "fts" in channels else None
             if with_sources and first is not None:
                 found = [d for d, _ in first if not is_item_doc(d)]
@@ -191,13 +194,15 @@ class RecallService:
         search = strip_actors(query, named) if named else query
         if pending is not None and search != query:
             pending = self._query_vector(search, recorded)
-        qvec = pending() if pending is not None else None
+        qvec, planned = pending() if pending is not None else (None, None)
         with index.read(self.ctx.id) as raw:
             basis = raw.head_seq()
             snap = PreloadedSnapshot(raw, pre) if pre is not None and pre.head == basis else raw
             fts = first if first is not None and search == query else snap.fts(
                 query_terms(search), scopes, FETCH) if "fts" in channels else []
-            hits = snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY) if qvec is not None else []
+            hits = [] if qvec is None else snap.vectors(
+                qvec, scopes, FETCH, MIN_SIMILARITY, planned) if planned is not None else \
+                snap.vectors(qvec, scopes, FETCH, MIN_SIMILARITY)
             keys = keys if keys is not None else []
             fts, hits, promoted = digest_candidates(snap, fts, hits)
             fused = fuse({"fts": [d for d, _ in fts], "vector": [d for d, _, _ in hits],
@@ -389,6 +394,14 @@ class RecallService:
                 activation_id, scopes_key, params, out.serialised,
                 [e.data["id"] for e in out.entries], to_iso(self.ctx.clock.now()))
         return ProfileResult(out.serialised)
+
+
+def _vector_plan(snap: Any, scopes: list[str]) -> Any:
+    """The store's plan of the vector channel's in-RAM ranking (run beside the full-text
+    reads on the thread that embeds the query), or None: PostgreSQL ranks vectors in its
+    database (and a snapshot without ``vector_plan`` has none)."""
+    plan = getattr(snap, "vector_plan", None)
+    return plan(scopes, FETCH, MIN_SIMILARITY) if plan is not None else None
 
 
 def _one_per_claim(rows: list[tuple[Any, str]]) -> list[tuple[Any, str]]:

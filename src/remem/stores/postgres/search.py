@@ -353,9 +353,15 @@ class SearchSnapshot:
             self._stats[self.memory_id] = (now, out)
         return out
 
+    def vector_plan(self, scopes: Sequence[str], limit: int, min_score: float) -> None:
+        """None: pgvector ranks inside the database, nothing runs in RAM beforehand (the
+        SQLite twin returns a ``CandidatePlan``)."""
+        return None
+
     def vectors(self, query: np.ndarray, scopes: Sequence[str], limit: int,
-                min_score: float) -> list[tuple[str, float, str]]:
-        """(doc id, cosine, scope) of the nearest documents in the scopes.
+                min_score: float, planned: Any = None) -> list[tuple[str, float, str]]:
+        """(doc id, cosine, scope) of the nearest documents in the scopes (``planned``:
+        always None here, see :meth:`vector_plan`).
 
         Exact when the scopes hold at most :data:`EXACT_MAX_ROWS` vectors (a scan of those
         rows through the scope index); otherwise the memory's HNSW index with an iterative

@@ -22,6 +22,10 @@ Candidates:
   such query, filtered to the caller's scopes while probing, widened until enough in-scope rows
   were scored.
 
+Recall runs the RAM part (ranking and pruning) on the thread that embedded its query
+(:class:`CandidatePlan`, captured in a snapshot); the search in the next snapshot uses those
+rows only when :meth:`VectorIndex.state` is unchanged, so the result is the same.
+
 Freshness: ``memories.vector_seq`` counts inserts and each row carries its ``seq``, so a cached
 index loads only rows newer than the last it saw; ``memories.vector_epoch`` bumps whenever rows
 are deleted or replaced (erasure, reembed): the index then asks SQLite which of its seqs still
@@ -35,6 +39,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -156,10 +161,13 @@ class VectorIndex:
             out[lo:hi] = self._codes[part].astype(np.float32) @ query
         return out * (self._scale[: self.size] if rows is None else self._scale[rows])
 
-    def candidates(self, query: np.ndarray, scopes: Sequence[str], want: int
-                   ) -> np.ndarray:
+    def candidates(self, query: np.ndarray, scopes: Sequence[str], want: int,
+                   *, read_only: bool = False) -> np.ndarray | None:
         """Row numbers of (about) the ``want`` best rows of the scopes by quantised cosine,
-        exact over the scopes' rows up to :data:`EXACT_MAX_ROWS`, else through the ANN."""
+        exact over the scopes' rows up to :data:`EXACT_MAX_ROWS`, else through the ANN.
+
+        ``read_only``: None instead of building or re-filing the ANN, or of caching a
+        scope's row list (what a thread outside the snapshot may not change)."""
         codes = sorted({self._scope_code[s] for s in scopes if s in self._scope_code})
         if not codes or self.live == 0 or want < 1:
             return np.empty(0, dtype=np.int64)
@@ -168,10 +176,32 @@ class VectorIndex:
             allowed = np.zeros(len(self._scope_code) + 1, dtype=bool)  # [-1] (erased): False
             allowed[codes] = True
             if self.ann is None or self.ann.stale(self):
+                if read_only:
+                    return None
                 self.ann = ClusterIndex.build(self)
+            if read_only and self.ann.needs_filing(self):
+                return None
             return self.ann.candidates(self, q, allowed, want)
-        rows = np.concatenate([self._rows(c) for c in codes])
+        lists = [self._rows_cache.get(c) if read_only else self._rows(c) for c in codes]
+        if any(r is None for r in lists):  # read-only: never cache a list computed here
+            return None
+        rows = np.concatenate(lists)
         return top_rows(rows, self.scores(q, rows), want)
+
+    def prepare(self, scopes: Sequence[str]) -> None:
+        """Caches the row lists of the scopes (inside a snapshot) so that a read-only
+        :meth:`candidates` of an exact search finds them."""
+        codes = {self._scope_code[s] for s in scopes if s in self._scope_code}
+        if sum(int(self._counts[c]) for c in codes) <= EXACT_MAX_ROWS:
+            for c in codes:
+                self._rows(c)
+
+    def state(self) -> tuple[int, ...]:
+        """What changes whenever rows, scopes or the ANN change (to tell whether rows
+        planned earlier are still the rows :meth:`candidates` and :meth:`prune` give)."""
+        ann = self.ann
+        return (int(self.seq), hash(self.epoch), self.size, self.live, len(self._scope_code),
+                id(ann), ann.filed if ann is not None else -1)
 
     def prune(self, query: np.ndarray, rows: np.ndarray, k: int, min_score: float
               ) -> np.ndarray:
@@ -241,8 +271,14 @@ class IndexView:
     def count(self, scopes: Sequence[str]) -> int:
         return self.index.count(scopes)
 
+    def plan(self, scopes: Sequence[str], k: int, min_score: float) -> CandidatePlan:
+        """A :class:`CandidatePlan` of a later :meth:`search` with these arguments."""
+        self.index.prepare(scopes)
+        return CandidatePlan(self.index, self.index.state(), tuple(scopes), k, min_score)
+
     def search(self, query: np.ndarray, scopes: Sequence[str], k: int,
-               min_score: float = -1.0) -> list[tuple[str, float, str]]:
+               min_score: float = -1.0, planned: PlannedRows | None = None
+               ) -> list[tuple[str, float, str]]:
         """Top ``k`` (doc id, exact cosine, scope) among rows of ``scopes`` with cosine >=
         ``min_score``, best first.
 
@@ -251,14 +287,20 @@ class IndexView:
             scopes: the caller's scopes; rows of other scopes are never returned.
             k: how many to return at most.
             min_score: similarity floor (on the exact cosine).
+            planned: candidate rows a :class:`CandidatePlan` computed off the snapshot;
+                used only when they are for this query, these arguments and the index as it
+                is now (else computed here), so the result is the same either way.
         """
         if k < 1 or not scopes:
             return []
         q = np.asarray(query, dtype=np.float32)
         if q.shape != (self.index.dims,):
             return []
-        rows = self.index.candidates(q, scopes, RESCORE_FACTOR * k + RESCORE_EXTRA)
-        rows = self.index.prune(q, rows, k, min_score)
+        rows = planned.rows if planned is not None and planned.holds(
+            self.index, query, tuple(scopes), k, min_score) else None
+        if rows is None:
+            rows = self.index.candidates(q, scopes, RESCORE_FACTOR * k + RESCORE_EXTRA)
+            rows = self.index.prune(q, rows, k, min_score)
         if len(rows) == 0:
             return []
         wanted, hits = set(scopes), []
@@ -281,6 +323,60 @@ class IndexView:
                 f"({','.join('?' * len(chunk))}) AND model=?",
                 (self.memory_id, *chunk, self.index.model)).fetchall())
         return out
+
+
+@dataclass(frozen=True)
+class PlannedRows:
+    """Candidate rows (quantised ranking and pruning done) of one query, and what they
+    were computed from."""
+
+    plan: CandidatePlan
+    query: np.ndarray
+    rows: np.ndarray
+
+    def holds(self, index: VectorIndex, query: np.ndarray, scopes: tuple[str, ...], k: int,
+              min_score: float) -> bool:
+        """Whether these are the rows a search of ``index`` would compute now."""
+        p = self.plan
+        return (p.index is index and p.state == index.state() and self.query is query
+                and p.scopes == scopes and p.k == k and p.min_score == min_score)
+
+
+@dataclass(frozen=True)
+class CandidatePlan:
+    """The in-RAM part of a :meth:`IndexView.search` (quantised scores, ANN probe, pruning),
+    captured in a snapshot to run on another thread once the query vector is known: recall
+    runs it on the thread that embedded the query, beside its full-text reads.
+
+    It reads the index without the store's lock, so a concurrent change may make it read a
+    mix of old and new rows; every change alters :meth:`VectorIndex.state`, and
+    :meth:`PlannedRows.holds` then sends the search back to computing the rows itself.
+    """
+
+    index: VectorIndex
+    state: tuple[int, ...]
+    scopes: tuple[str, ...]
+    k: int
+    min_score: float
+
+    def run(self, query: Any) -> PlannedRows | None:
+        """The planned rows for ``query`` (float32 ``[dims]``, L2-normalised), or None when
+        they need a change to the index (the search then computes them in its snapshot)."""
+        if query is None:
+            return None
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape != (self.index.dims,) or self.k < 1 or not self.scopes \
+                or self.index.state() != self.state:
+            return None
+        try:
+            rows = self.index.candidates(q, self.scopes, RESCORE_FACTOR * self.k
+                                         + RESCORE_EXTRA, read_only=True)
+            if rows is None:
+                return None
+            rows = self.index.prune(q, rows, self.k, self.min_score)
+        except (IndexError, ValueError):  # rows changed under it: the search computes them
+            return None
+        return PlannedRows(self, query, rows)
 
 
 class VectorCache:

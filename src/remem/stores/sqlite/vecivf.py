@@ -122,12 +122,16 @@ class ClusterIndex:
             self._set_order(self.order[keep])
         return True
 
+    def needs_filing(self, index: VectorIndex) -> bool:
+        """Whether the next :meth:`candidates` files the tail first (changes this index)."""
+        return index.size - self.filed > TAIL_MAX_SHARE * index.size
+
     def candidates(self, index: VectorIndex, query: np.ndarray, allowed: np.ndarray,
                    want: int) -> np.ndarray:
         """Row numbers of about the ``want`` best allowed rows (``allowed[scope code]``)."""
         from remem.stores.sqlite.vecindex import top_rows
 
-        if index.size - self.filed > TAIL_MAX_SHARE * index.size:
+        if self.needs_filing(index):
             self.file(index)
         lists = len(self.centroids)
         ranked = np.argsort(-(self.centroids @ query))
