@@ -65,11 +65,11 @@ def test_a_batch_that_fails_restores_the_normal_threshold_and_writes_nothing(
         real = Writer._write_in
         calls = []
 
-        def failing(self, uow, req):
+        def failing(self, uow, req, *rest):  # rest: a claim id the batch computed
             calls.append(1)
             if len(calls) == 3:
                 raise RuntimeError("boom")
-            return real(self, uow, req)
+            return real(self, uow, req, *rest)
 
         monkeypatch.setattr(Writer, "_write_in", failing)
         with pytest.raises(RuntimeError):

@@ -11,6 +11,7 @@ staged stays behind.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -137,10 +138,11 @@ class PostgresUnitOfWork(SqlUnitOfWork):
                 self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
         super().save(p)
 
-    def erase(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
+              at: str) -> dict[str, Any]:
         """Erases as the SQL unit of work does; every prefetched projection is dropped."""
         self._prefetched = {}
-        return super().erase(*args, **kwargs)
+        return super().erase(item_ids, scopes, at)
 
     def projection_for(self, scope: str, key: str, claim_id: str | None = None) -> Projection:
         """The read model of one (scope, key): items, revision, cardinality, tombstones
