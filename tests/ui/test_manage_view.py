@@ -23,12 +23,14 @@ def test_admin_walks_every_page_at_desktop_and_narrow_widths(ctx, site):
     assert page.locator("tr[data-item]").count() == 25  # one page of 33 current items
     shot(page, "items")
     page.click("text=Next page")
+    page.wait_for_load_state()  # the click waits for the navigation to start, not to load
     assert page.locator("tr[data-item]").count() == 8
     page.goto(site.base + "/ui/items?text=VEGETARIAN")  # key, value, quote, scope
     assert page.locator("tr[data-item] td.value").all_inner_texts() == ["vegetarian"]
     page.goto(site.base + "/ui/items?scope=user:alice&key=home_city&status=all")
     assert page.locator("tr[data-item]").count() == 2
     page.click("tr[data-item] >> text=home_city >> nth=0")
+    page.wait_for_load_state()
     assert page.locator("svg.timeline g[data-bar]").count() == 2  # one bar per version
     assert page.locator("[data-quote]").inner_text() in ("I live in Paris.",
                                                          "We moved to Lyon last spring.")

@@ -9,30 +9,25 @@ removed (as FTS5 ``remove_diacritics``) and are stored as a literal ``tsvector``
 the query terms into a ``tsquery``; ranking is ``ts_rank`` (term frequency with length
 normalisation; unlike bm25 it has no inverse document frequency).
 
-CJK: pg_trgm is not used. Its trigram extraction depends on the database's ctype (with the
-builtin C.UTF-8 provider ``show_trgm('東京に住んでいます')`` is empty, measured), whereas the
-bigram rewrite makes a 2-character CJK query match on any PostgreSQL.
+CJK: not pg_trgm, whose trigrams depend on the database's ctype (empty for Japanese with the
+builtin C.UTF-8 provider); the bigram rewrite matches a 2-character CJK query anywhere.
 
 Vectors: ``vector`` rows without a fixed dimension; the memory's partition carries an HNSW
 index (cosine) on ``vec::vector(dims)`` per model, created when a model is first recorded.
 When the caller's scopes hold at most :data:`EXACT_MAX_ROWS` vectors the search is exact (a
 scan through the scope index); above that it uses HNSW with ``hnsw.iterative_scan`` so scope
-filters still return k rows. Measured with all-MiniLM-L6-v2 vectors: recall@10 against exact
-search 0.994 at 20k rows and 0.997 at 100k (docs/deployment.md has the table); with the
-graph built after a bulk load (``vector_index``) 0.978 at 100k with ef_search 100, 0.992
-with the present floor of 200. At scale what decides it is how often one vector is stored
-(more than 10 rows: several identical graph elements), not the query: iterative scan, strict
-or relaxed order, re-sorting and the scope filters measured alike (``bench/scale_ann.py``).
+filters still return k rows. Measured recall@10 against exact search (docs/deployment.md,
+"Vectors"): 0.992 at 100k bench items with the present ef_search floor of 200; at scale what
+decides it is how often one vector is stored (more than 10 rows: several identical graph
+elements), not the query's shape (``bench/scale_ann.py``).
 
 Round trips: under load each statement costs milliseconds of waiting, whatever it does, so a
 read snapshot sends few: the planner statistics full text consults are cached per memory for
 :data:`STATS_TTL_S`; the model is read with the ledger head, once per snapshot whichever is
 asked first; the vector search counts and ranks in one statement; items come with their
-payloads and source refs. Tried and not kept (2026-12-02, 100k bench, A/B in one run):
-psycopg pipeline mode for the snapshots (wall p50 59 -> 83 ms and 68 -> 94 ms: more client
-wake-ups than the BEGIN it saves), the vector hits' item rows joined into the vector search
-(-0.7 statement per recall, but +3 ms server and +1-2 ms client CPU per recall), prepared
-statements (server CPU per recall 16.9 / 16.8 ms against 14.1 / 17.7 unprepared: no gain).
+payloads and source refs. Not kept (100k bench, A/B): psycopg pipeline mode (wall p50 59 ->
+83 ms), the vector hits' item rows joined into the vector search (+3 ms server CPU), prepared
+statements (no gain).
 """
 
 from __future__ import annotations
