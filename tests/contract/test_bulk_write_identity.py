@@ -23,6 +23,7 @@ import pytest
 import remem
 from remem.service.clock import FixedClock
 from remem.service.writer import Writer
+from remem.testing.pgdb import table_rows
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -104,17 +105,6 @@ def _dump_sqlite(url: str) -> dict[str, list[tuple]]:
         conn.close()
 
 
-def _dump_postgres(url: str) -> dict[str, list[tuple]]:
-    import psycopg
-
-    with psycopg.connect(url) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 1")]
-        return {t: sorted((tuple(map(repr, r)) for r in conn.execute(
-            f'SELECT * FROM ONLY "{t}"').fetchall()), key=repr) for t in tables}
-
-
 @pytest.fixture
 def two_urls(backend: str, request, tmp_path: Path) -> Iterator[tuple[str, str]]:
     if backend == "sqlite":
@@ -136,7 +126,7 @@ def test_a_batch_writes_the_same_bytes_as_one_at_a_time(
     one, many = two_urls
     _load(one, None, monkeypatch)
     _load(many, batch, monkeypatch)
-    dump = _dump_sqlite if backend == "sqlite" else _dump_postgres
+    dump = _dump_sqlite if backend == "sqlite" else table_rows
     a, b = dump(one), dump(many)
     assert a.keys() == b.keys()
     assert len(a["ledger"]) > 60 and len(a["items"]) > 30

@@ -20,6 +20,7 @@ import remem.stores.postgres.bulk_rows as bulk_rows
 import remem.stores.postgres.uow as pguow
 from remem.service.clock import FixedClock
 from remem.service.writer import Writer
+from remem.testing.pgdb import table_rows
 
 CONFIG = {"keys": {"likes": {"cardinality": "multi"}}}
 
@@ -57,15 +58,6 @@ def _load(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
                     for s in statements()]
     finally:
         store.close()
-
-
-def _dump(url: str) -> dict[str, list]:
-    with psycopg.connect(url) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 1")]
-        return {t: sorted((tuple(map(repr, r)) for r in conn.execute(
-            f'SELECT * FROM ONLY "{t}"').fetchall()), key=repr) for t in tables}
 
 
 @pytest.fixture
@@ -113,7 +105,7 @@ def test_a_batch_uses_one_statement_per_table_and_writes_the_same_rows(
         (s["scope"], s["key"], s["value"]) for s in statements()))
     # 60 new keys came from the prefetch; only keys written earlier in the batch read again
     assert 0 < calls["by_claim"] < len(statements()) - 60
-    a, b = _dump(one), _dump(many)
+    a, b = table_rows(one), table_rows(many)
     for dumped in (a, b):  # a job's id is random (uuid4); when each database was migrated
         dumped["jobs"] = sorted((r[1:] for r in dumped["jobs"]), key=repr)
         del dumped["schema_migrations"]
@@ -147,7 +139,7 @@ def test_write_rows_bulk_matches_the_per_row_statements(two_urls) -> None:
             for rev in (1, 2):
                 items, revisions, provenance = rows(rev)
                 fn(conn, POSTGRES, [], items, [], revisions, [], [], provenance)
-        dumps.append({t: v for t, v in _dump(url).items()
+        dumps.append({t: v for t, v in table_rows(url).items()
                       if t in ("items", "key_revisions", "provenance")})
     assert dumps[0] == dumps[1]
     assert len(dumps[0]["items"]) == 20 and len(dumps[0]["provenance"]) == 40

@@ -61,3 +61,17 @@ def database_bytes(server: PostgresServer, url: str) -> bytes:
         if path.is_file():
             out += path.read_bytes()
     return bytes(out)
+
+
+def table_rows(url: str) -> dict[str, list[tuple[str, ...]]]:
+    """Every row of every table of the database's ``public`` schema (partitions read on their
+    own, ``ONLY``), each value as its ``repr``, sorted: two databases that hold the same rows
+    compare equal whatever order they were written in."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 1")]
+        return {t: sorted((tuple(map(repr, r)) for r in conn.execute(
+            f'SELECT * FROM ONLY "{t}"').fetchall()), key=repr) for t in tables}
