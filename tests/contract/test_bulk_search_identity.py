@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from remem.testing.pgdb import table_rows
 from tests.contract import test_bulk_write_identity as identity
 
 
@@ -39,7 +40,7 @@ def test_revised_documents_in_a_batch_write_the_same_rows(
     for url, batch in ((one, None), (many, 8)):
         with pytest.MonkeyPatch.context() as mp:  # _load undoes its own patches
             identity._load(url, batch, mp)
-    dump = identity._dump_sqlite if backend == "sqlite" else identity._dump_postgres
+    dump = identity._dump_sqlite if backend == "sqlite" else table_rows
     a, b = dump(one), dump(many)
     types = {str(r[2]).strip("'") for r in a["ledger"]}
     assert {"item.revised", "provenance.added"} <= types, types  # indexed again, seen again
@@ -68,7 +69,7 @@ def test_occurrences_in_a_batch_write_the_same_rows(
     for url, batch in ((one, None), (many, 8)):
         with pytest.MonkeyPatch.context() as mp:
             identity._load(url, batch, mp)
-    dump = identity._dump_sqlite if backend == "sqlite" else identity._dump_postgres
+    dump = identity._dump_sqlite if backend == "sqlite" else table_rows
     a, b = dump(one), dump(many)
     for dumped in (a, b):
         dumped["jobs"] = sorted((r[1:] for r in dumped["jobs"]), key=repr)
