@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import remem
 from remem.bench.intake_bench import best, markdown_table, run_intake
 from remem.bench.scale_bench import _write, plan_claims, spread
@@ -51,12 +53,17 @@ def test_spread_keeps_every_claim_and_never_repeats_a_text_in_a_chunk() -> None:
     assert len(topics) <= 40 < len(plan)
 
 
-def test_a_pooled_bulk_load_writes_what_one_remember_per_item_writes(tmp_path: Path) -> None:
+def test_a_pooled_bulk_load_writes_what_one_remember_per_item_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plan = plan_claims(150, scopes=4, pool=30)
     store = remem.open(tmp_path / "a.db")
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)  # without a cache dir nothing is written where it runs
     try:
         bulk, single = store.create_memory("bulk"), store.create_memory("single")
         stats = _write(bulk, plan, 10, 32, None, pooled=True)
+        assert list(workdir.iterdir()) == []
         order = [c for ch in spread(plan[:-10], 32) for c in ch] + plan[-10:]
         for scope, key, value, kind in order:  # the bulk load's order, one at a time
             single.remember(scope, key, value, kind=kind)

@@ -206,12 +206,12 @@ def spread(plan: Sequence[Claim], batch_size: int) -> list[list[Claim]]:
     return chunks
 
 
-def pool_vectors(mem: Any, pool: int, cache_dir: Path,
+def pool_vectors(mem: Any, pool: int, cache_dir: Path | None,
                  log: Log | None = None) -> tuple[dict[str, Any], bool]:
     """``{text: vector}`` of every text of ``text_pool(pool)`` under the memory's embedder,
     and whether they came from the cache: ``cache_dir/pool-<digest>.npy``, the digest over
     the model id, its dimensions and the pool's texts (so a run embeds the pool once, and
-    every size's process loads it)."""
+    every size's process loads it). ``cache_dir`` None: embedded, nothing is written."""
     import hashlib
 
     import numpy as np
@@ -222,8 +222,8 @@ def pool_vectors(mem: Any, pool: int, cache_dir: Path,
     e = mem.ctx.embedding.embedder
     key = hashlib.sha256("\n".join([e.model_id, str(e.dimensions), *texts]).encode()
                          ).hexdigest()[:16]
-    path = cache_dir / f"pool-{key}.npy"
-    if path.exists():
+    path = cache_dir / f"pool-{key}.npy" if cache_dir is not None else None
+    if path is not None and path.exists():
         vecs = np.load(path)
         if vecs.shape == (len(texts), e.dimensions):
             return dict(zip(texts, vecs, strict=True)), True
@@ -233,9 +233,10 @@ def pool_vectors(mem: Any, pool: int, cache_dir: Path,
         if log and (start // 256) % 16 == 15:
             log(f"  embedded {start + 256}/{len(texts)} pool texts")
     vecs = np.concatenate(parts).astype(np.float32)
-    tmp = path.with_suffix(".tmp.npy")
-    np.save(tmp, vecs)
-    tmp.replace(path)
+    if path is not None:
+        tmp = path.with_suffix(".tmp.npy")
+        np.save(tmp, vecs)
+        tmp.replace(path)
     return dict(zip(texts, vecs, strict=True)), False
 
 
@@ -287,7 +288,7 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
     cached = False
     if pooled:
         t = time.perf_counter()
-        vectors, cached = pool_vectors(mem, pool or len(rest), cache_dir or Path("."), log)
+        vectors, cached = pool_vectors(mem, pool or len(rest), cache_dir, log)
         embed_s = time.perf_counter() - t
         if log:
             log(f"  pool of {len(vectors)} texts {'loaded' if cached else 'embedded'} "
@@ -304,10 +305,10 @@ def _write(mem: Any, plan: Sequence[Claim], single_sample: int, batch_size: int,
     chunks = spread(rest, batch_size) if pooled else [
         list(rest[i:i + batch_size]) for i in range(0, len(rest), batch_size)]
     done, written = 0, []
-    stop = (cache_dir or Path(".")) / STOP_FILE
+    stop = cache_dir / STOP_FILE if cache_dir is not None else None
     bulk = BulkLoad(mem.store, mem.id, log).__enter__()  # PostgreSQL: index built at the end
     for chunk in chunks:
-        if stop.exists():  # an operator cut a long size short: measure what was written
+        if stop is not None and stop.exists():  # an operator cut the size short: measure it
             if log:
                 log(f"  {STOP_FILE} found: writes stop at {done} items")
             break
