@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from remem.domain.model import Authority, Cardinality, ItemStatus, Kind, Scope, Source
+from typing import TYPE_CHECKING
+
 from remem.errors import (
     AlreadyExists,
     ClaimForgotten,
@@ -30,16 +31,49 @@ from remem.errors import (
     RevisionMismatch,
     UnsupportedCapability,
 )
-from remem.service.memory import Memory
-from remem.service.recall_results import (
-    ContextResult,
-    ProfileResult,
-    RecallResult,
-    SourceReceipt,
-)
-from remem.service.results import Inspection, ItemView, Page, WriteResult
-from remem.service.store import RememStore
-from remem.settings import ProviderRegistry, Settings, coerce_settings, load_settings
+
+if TYPE_CHECKING:
+    from remem.domain.model import Authority, Cardinality, ItemStatus, Kind, Scope, Source
+    from remem.service.memory import Memory
+    from remem.service.recall_results import (
+        ContextResult,
+        ProfileResult,
+        RecallResult,
+        SourceReceipt,
+    )
+    from remem.service.results import Inspection, ItemView, Page, WriteResult
+    from remem.service.store import RememStore
+    from remem.settings import ProviderRegistry, Settings
+
+#: Public names imported on first use (PEP 562), so ``import remem`` and the command line's
+#: start-up do not load the engine (numpy, onnxruntime's wrapper, jsonschema, pydantic) until
+#: something needs it.
+_LAZY = {
+    "Authority": "remem.domain.model", "Cardinality": "remem.domain.model",
+    "ItemStatus": "remem.domain.model", "Kind": "remem.domain.model",
+    "Scope": "remem.domain.model", "Source": "remem.domain.model",
+    "Memory": "remem.service.memory",
+    "ContextResult": "remem.service.recall_results",
+    "ProfileResult": "remem.service.recall_results",
+    "RecallResult": "remem.service.recall_results",
+    "SourceReceipt": "remem.service.recall_results",
+    "Inspection": "remem.service.results", "ItemView": "remem.service.results",
+    "Page": "remem.service.results", "WriteResult": "remem.service.results",
+    "RememStore": "remem.service.store",
+    "ProviderRegistry": "remem.settings", "Settings": "remem.settings",
+    "load_settings": "remem.settings",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'remem' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def open(url: str | Path | Settings, *, clock=None, derive: str = "inline",  # noqa: A001
@@ -61,6 +95,8 @@ def open(url: str | Path | Settings, *, clock=None, derive: str = "inline",  # n
         InvalidInput: unsupported URL. ConfigInvalid: a bad provider entry.
         StoreUnavailable: cannot open it.
     """
+    from remem.service.store import RememStore
+    from remem.settings import Settings, coerce_settings
     from remem.stores import open_store
 
     if isinstance(url, Settings):
