@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -114,25 +115,81 @@ def run(fn) -> Any:
                         "command (REMEM_DEBUG=1 shows the traceback)."), exit_code=2)
 
 
-def read_input(path: str | Path, option: str) -> bytes:
-    """Bytes of a file, or of stdin for ``-``.
+#: Bytes a request-sized file argument may hold (``kip --file``, ``kip stage --file``,
+#: ``memory create --config``): the HTTP API's body limit.
+MAX_FILE_BYTES = 65_536
+
+
+def open_input(path: str | Path, option: str) -> Any:
+    """A binary stream of a file, or of stdin for ``-`` (left open: the caller's stdin).
 
     Raises:
         InvalidInput: the file is missing or unreadable (no traceback reaches the user).
     """
     if str(path) == "-":
-        return sys.stdin.buffer.read()
+        return contextlib.nullcontext(sys.stdin.buffer)
     try:
-        return Path(path).read_bytes()
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it (with ...)
     except OSError as exc:
         raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
                            "existing file, or - for stdin.", field=option) from exc
 
 
+def over_limit(option: str, limit: int) -> InvalidInput:
+    return InvalidInput(f"--{option.replace('_', '-')} is over {limit:,} bytes; nothing was "
+                        "read past that and nothing was written. Give a smaller file.",
+                        field=option, limit=limit)
+
+
+def read_input(path: str | Path, option: str, limit: int) -> bytes:
+    """Bytes of a file, or of stdin for ``-``: at most ``limit`` (one more byte is read to
+    tell, never the rest, so ``/dev/zero`` or a pipe that stays open is refused at once).
+
+    Raises:
+        InvalidInput: unreadable, or over ``limit`` bytes (``details.limit``).
+    """
+    try:
+        with open_input(path, option) as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:  # e.g. a directory: open works, read fails
+        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                           "existing file, or - for stdin.", field=option) from exc
+    if len(data) > limit:
+        raise over_limit(option, limit)
+    return data
+
+
+#: Bytes one line of a JSON Lines file argument may hold (``observe-many --file``: a turn's
+#: text is at most 16,384 bytes, escaped JSON up to six times that, plus its metadata).
+MAX_LINE_BYTES = 1024 * 1024
+
+
+def read_lines(path: str | Path, option: str, limit: int) -> list[str]:
+    """The lines of a UTF-8 file (or stdin for ``-``), each at most ``limit`` bytes: a longer
+    line is refused as soon as it passes the limit, without reading the rest.
+
+    Raises:
+        InvalidInput: unreadable, not UTF-8, or a line over ``limit`` bytes (``details.limit``).
+    """
+    lines = []
+    try:
+        with open_input(path, option) as stream:
+            while line := stream.readline(limit + 1):  # a full line, or one byte too many
+                if len(line.rstrip(b"\r\n")) > limit:
+                    raise over_limit(option, limit)
+                lines.append(line.decode("utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                           "existing file, or - for stdin.", field=option) from exc
+    except UnicodeDecodeError:
+        raise InvalidInput(f"--{option} is not UTF-8 text.", field=option) from None
+    return [ln.rstrip("\r\n") for ln in lines]
+
+
 def read_json_file(path: str | Path, option: str) -> Any:
     """Parsed JSON of a file (strict: ``domain.jsondoc``); bad JSON is InvalidInput naming
     the option."""
-    return jsondoc.loads(read_input(path, option), field=f"--{option}")
+    return jsondoc.loads(read_input(path, option, MAX_FILE_BYTES), field=f"--{option}")
 
 
 def parse_json_value(text: str, as_json: bool) -> Any:
@@ -270,8 +327,9 @@ def apply(
 ) -> None:
     """Apply instantKV proposals (one object or {"proposals": [...], "applied": false})."""
     def body():
+        from remem.domain.limits import MAX_APPLY_BYTES
         from remem.service.apply import apply_document
-        data = read_input(file, "file")
+        data = read_input(file, "file", MAX_APPLY_BYTES)
         out = apply_document(current_memory(), data, default_scope=scope)
         lines = []
         for r in out["results"]:
