@@ -523,6 +523,22 @@ _register_commands()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _json_usage_error(exc: Any, ctx: Any) -> int:
+    """A usage error under ``--json``: the one error object on stdout (``invalid_input``
+    naming the parameter; ``argv`` when none), click's exit code (2)."""
+    param = getattr(exc, "param", None)
+    field = getattr(param, "name", None) or "argv"
+    hint = f" Try '{ctx.command_path} --help'." if ctx else " Try 'remem --help'."
+    message = exc.format_message().rstrip()
+    message += "" if message.endswith((".", "!", "?")) else "."
+    STATE.json = True
+    try:
+        fail(InvalidInput(message + hint, field=field), exit_code=exc.exit_code)
+    except typer.Exit as ended:
+        return ended.exit_code
+    return exc.exit_code
+
+
 def main() -> None:
     """The console script: runs the app; usage errors (which quote the command line) are
     printed escaped, like every other output."""
@@ -545,6 +561,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except ClickException as exc:
         ctx = getattr(exc, "ctx", None)
+        if STATE.json or "--json" in sys.argv[1:]:
+            sys.exit(_json_usage_error(exc, ctx))
         lines = [ctx.get_usage(), f"Try '{ctx.command_path} --help' for help.", ""] if ctx \
             else []
         say("\n".join([*lines, f"Error: {exc.format_message()}"]), err=True)
