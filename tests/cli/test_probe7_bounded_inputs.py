@@ -119,3 +119,15 @@ def test_a_file_within_the_limit_still_works(db, tmp_path):
                           text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["results"][0]["receipt"]["status"] == "created"
+
+
+@pytest.mark.parametrize("source", ["fifo"])
+def test_a_providers_file_over_a_mebibyte_is_refused_without_reading_to_the_end(
+        db, source, tmp_path):
+    limit = 1024 * KIB
+    done = _run(db, ["--providers-file", "{f}", "memory", "list"], source, limit + 1,
+                tmp_path)
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr[-500:])
+    err = json.loads(done.stdout)["error"]
+    assert err["code"] == "config_invalid", err
+    assert err["details"]["path"] == "providers_file" and err["details"]["limit"] == limit, err
