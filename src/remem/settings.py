@@ -168,6 +168,10 @@ def load_settings(database_url: str | None = None, providers_file: str | Path | 
     return Settings(database_url=url, providers=ProviderRegistry.from_mapping(table, env))
 
 
+#: Bytes an operator providers file may hold.
+MAX_PROVIDERS_FILE_BYTES = 1024 * 1024
+
+
 def read_providers_file(path: str | Path, environ: Mapping[str, str] | None = None
                         ) -> dict[str, Any]:
     """The ``providers`` table of an operator file (``.toml``, else JSON).
@@ -177,11 +181,17 @@ def read_providers_file(path: str | Path, environ: Mapping[str, str] | None = No
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as stream:
+            raw = stream.read(MAX_PROVIDERS_FILE_BYTES + 1)  # never more: /dev/zero, a pipe
     except OSError as exc:
         raise ConfigInvalid(f"The providers file {p.name!r} cannot be read ({exc.strerror}); "
                             "check --providers-file / REMEM_PROVIDERS_FILE.",
                             path="providers_file") from exc
+    if len(raw) > MAX_PROVIDERS_FILE_BYTES:
+        raise ConfigInvalid(f"The providers file {p.name!r} is over "
+                            f"{MAX_PROVIDERS_FILE_BYTES:,} bytes; an operator file registers a "
+                            "few providers: check --providers-file / REMEM_PROVIDERS_FILE.",
+                            path="providers_file", limit=MAX_PROVIDERS_FILE_BYTES)
     try:
         if p.suffix.lower() == ".toml":
             import tomllib

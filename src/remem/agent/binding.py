@@ -8,7 +8,7 @@ people with write access, never by tools.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from remem.domain.access import Principal, Role
@@ -86,9 +86,19 @@ class Binding:
 
 def scoped_memory(memory: Any, binding: Binding) -> Any:
     """The memory as the caller's own principal (writer of ``user_scope``; reads it and the
-    agent scopes), so the service enforces the binding too. A stand-in without
-    ``as_principal`` (e.g. a remote client) is returned as it is."""
+    agent scopes), so the service enforces the binding too. A memory already seen by a
+    token's principal keeps that token and its role (at most writer): the binding narrows
+    it, never widens it. A stand-in without ``as_principal`` (e.g. a remote client) is
+    returned as it is.
+
+    Raises:
+        PermissionDenied: the memory is seen by a token of another scope than ``user_scope``.
+    """
     as_principal = getattr(memory, "as_principal", None)
     if as_principal is None:
         return memory
-    return as_principal(Principal(memory.id, Role.WRITER, binding.user_scope))
+    current = getattr(memory, "principal", None)
+    if current is None or current.is_owner:
+        return as_principal(Principal(memory.id, Role.WRITER, binding.user_scope))
+    role = Role.WRITER if current.has_role(Role.WRITER) else current.role
+    return as_principal(replace(current, role=role, subject=binding.user_scope))

@@ -51,6 +51,7 @@ import anyio
 from fastapi import FastAPI
 
 from remem.api.errors import BodyLimit, install_error_handlers
+from remem.api.headers import PrivateResponses
 from remem.api.routing import StrictQueryRoute
 from remem.api.schemas import HealthOut
 from remem.service.tokens import Tokens
@@ -97,6 +98,7 @@ def create_app(store: Any, *, max_body_bytes: int = MAX_BODY_BYTES,
     from remem.api.routes.facts import LARGE_BODIES
 
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes, larger=LARGE_BODIES)
+    app.add_middleware(PrivateResponses)  # no-store, nosniff: bodies carry memory text
     for router in ROUTERS:
         app.include_router(router)
     from remem.ui import mount_ui

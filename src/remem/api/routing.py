@@ -59,17 +59,19 @@ class StrictQueryRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         declared = frozenset(query_names(self.dependant))
+        repeatable = frozenset(query_names(self.dependant, lists_only=True))
 
         async def strict(request: Request) -> Response:
-            refuse_unknown_query(request, declared)
+            refuse_unknown_query(request, declared, repeatable)
             return await handler(request)
 
         return strict
 
 
-def query_names(dependant: Dependant) -> set[str]:
+def query_names(dependant: Dependant, *, lists_only: bool = False) -> set[str]:
     """Every query parameter name a route declares: its own and its dependencies' (by the
-    alias the request uses; the fields of a query-parameter model too)."""
+    alias the request uses; the fields of a query-parameter model too). With ``lists_only``,
+    only those that take a list (``?scopes=a&scopes=b``)."""
     names: set[str] = set()
     stack = [dependant]
     while stack:
@@ -78,22 +80,44 @@ def query_names(dependant: Dependant) -> set[str]:
             model = getattr(f.field_info, "annotation", None)
             fields = getattr(model, "model_fields", None) if isinstance(model, type) else None
             if fields:
-                names.update(m.alias or n for n, m in fields.items())
-            else:
+                names.update(m.alias or n for n, m in fields.items()
+                             if not lists_only or _takes_list(m.annotation))
+            elif not lists_only or _takes_list(model):
                 names.add(f.alias)
         stack.extend(d.dependencies)
     return names
 
 
-def refuse_unknown_query(request: Request, declared: frozenset[str]) -> None:
-    """Raises the 422 of an unknown field for each query parameter not in ``declared``."""
-    unknown = [n for n in dict.fromkeys(request.query_params.keys()) if n not in declared]
+def _takes_list(annotation: Any) -> bool:
+    """Whether an annotation is a list (or an optional list, or an Annotated one)."""
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    return any(_takes_list(a) for a in typing.get_args(annotation)) if origin else False
+
+
+def refuse_unknown_query(request: Request, declared: frozenset[str],
+                         repeatable: frozenset[str] = frozenset()) -> None:
+    """Raises the 422 of an unknown field for each query parameter not in ``declared``, and
+    for each parameter given more than once that does not take a list (the last value would
+    otherwise win silently, unlike a duplicate JSON field)."""
+    names = [k for k, _ in request.query_params.multi_items()]
+    unknown = [n for n in dict.fromkeys(names) if n not in declared]
     if unknown:
         raise RequestValidationError([{
             "type": "extra_forbidden", "loc": ("query", name),
             "msg": (f"Unknown query parameter; this route takes "
                     f"{', '.join(sorted(declared)) or 'none'}"), "input": None}
             for name in unknown])
+    repeated = [n for n in dict.fromkeys(names) if n not in repeatable
+                and sum(1 for m in names if m == n) > 1]
+    if repeated:
+        raise RequestValidationError([{
+            "type": "duplicate_parameter", "loc": ("query", name),
+            "msg": "Query parameter given more than once; this route takes it once",
+            "input": None} for name in repeated])
 
 
 class SerializedRoute(StrictQueryRoute):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,7 +82,9 @@ def register(app: typer.Typer) -> None:
                     sys.stdout.buffer.flush()
                     return
                 try:
-                    fh = open(out, "wb")  # noqa: SIM115 - closed below
+                    # 0600 when created: the export holds every memory's text
+                    fh = os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+                                   "wb")
                 except OSError as exc:
                     raise InvalidInput(f"--out {out!r} cannot be written ({exc.strerror}).",
                                        field="out") from exc

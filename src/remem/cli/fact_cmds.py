@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from remem.cli.output import emit
-from remem.errors import InvalidInput, NotFound
+from remem.errors import InvalidInput
 
 fact_app = typer.Typer(help="Schema Facts: remember one (inline up to 64 KB, in the blob "
                        "store up to 64 MiB), show its record or its full content.",
@@ -22,18 +20,22 @@ def read_content(content: str | None, content_file: str | None, text: bool) -> A
     parsed as JSON unless ``--text`` takes it as a string.
 
     Raises:
-        InvalidInput: neither or both given, an unreadable file, or text that is not JSON.
+        InvalidInput: neither or both given, an unreadable file, a file over 64 MiB (the most
+            a fact holds; only that much and one byte more is read), or text that is not JSON.
     """
     if (content is None) == (content_file is None):
         raise InvalidInput("Give the content with --content JSON or --content-file FILE "
                            "(one of them).", field="content")
     if content_file is not None:
+        from remem.cli.main import read_input
+        from remem.domain.limits import MAX_BLOB_BYTES
+
+        data = read_input(content_file, "content_file", MAX_BLOB_BYTES)  # the most a fact holds
         try:
-            raw = sys.stdin.read() if content_file == "-" else \
-                Path(content_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise NotFound(f"Could not read the content file ({type(exc).__name__}); give a "
-                           "readable UTF-8 file.", field="content_file") from None
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput("The content file is not UTF-8; give a readable UTF-8 file.",
+                               field="content_file") from None
     else:
         raw = content
     if text:

@@ -46,22 +46,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Record many turns of one scope from a JSONL file, in batches."""
         def body():
-            import sys
-            from pathlib import Path
-
+            from remem.cli.main import MAX_LINE_BYTES, read_lines
             from remem.errors import InvalidInput
             from remem.service.intake import MAX_OBSERVE_MANY
 
             if not 1 <= batch_size <= MAX_OBSERVE_MANY:
                 raise InvalidInput(f"--batch-size must be in 1..{MAX_OBSERVE_MANY}.",
                                    field="batch_size")
-            try:
-                text = sys.stdin.read() if file == "-" else Path(file).read_text("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InvalidInput(f"Cannot read --file {file!r}: {type(exc).__name__}.",
-                                   field="file") from exc
             turns = []
-            for n, line in enumerate(text.splitlines(), start=1):
+            for n, line in enumerate(read_lines(file, "file", MAX_LINE_BYTES), start=1):
                 if line.strip():
                     try:
                         turns.append(json.loads(line, parse_float=parse_float))

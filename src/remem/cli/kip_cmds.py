@@ -32,10 +32,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2)
 
         def body():
-            from remem.cli.main import read_input
+            from remem.cli.main import MAX_FILE_BYTES, read_input
             from remem.domain import jsondoc
 
-            req = jsondoc.loads(read_input(file, "file"), field="request")
+            req = jsondoc.loads(read_input(file, "file", MAX_FILE_BYTES), field="request")
             out = current_memory().kip(req)
             emit(out, json_text(out))
             if out.get("status") == "failed":
@@ -68,10 +68,10 @@ def register(app: typer.Typer) -> None:
                   help="Source id of the log entry that caused this one.")] = None) -> None:
         """Stage a host-captured source for KIP observe/revise/feedback."""
         def body():
-            from remem.cli.main import read_input
+            from remem.cli.main import MAX_FILE_BYTES, read_input
             from remem.errors import InvalidInput
 
-            raw = read_input(file, "file")
+            raw = read_input(file, "file", MAX_FILE_BYTES)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -114,25 +115,81 @@ def run(fn) -> Any:
                         "command (REMEM_DEBUG=1 shows the traceback)."), exit_code=2)
 
 
-def read_input(path: str | Path, option: str) -> bytes:
-    """Bytes of a file, or of stdin for ``-``.
+#: Bytes a request-sized file argument may hold (``kip --file``, ``kip stage --file``,
+#: ``memory create --config``): the HTTP API's body limit.
+MAX_FILE_BYTES = 65_536
+
+
+def open_input(path: str | Path, option: str) -> Any:
+    """A binary stream of a file, or of stdin for ``-`` (left open: the caller's stdin).
 
     Raises:
         InvalidInput: the file is missing or unreadable (no traceback reaches the user).
     """
     if str(path) == "-":
-        return sys.stdin.buffer.read()
+        return contextlib.nullcontext(sys.stdin.buffer)
     try:
-        return Path(path).read_bytes()
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it (with ...)
     except OSError as exc:
         raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
                            "existing file, or - for stdin.", field=option) from exc
 
 
+def over_limit(option: str, limit: int) -> InvalidInput:
+    return InvalidInput(f"--{option.replace('_', '-')} is over {limit:,} bytes; nothing was "
+                        "read past that and nothing was written. Give a smaller file.",
+                        field=option, limit=limit)
+
+
+def read_input(path: str | Path, option: str, limit: int) -> bytes:
+    """Bytes of a file, or of stdin for ``-``: at most ``limit`` (one more byte is read to
+    tell, never the rest, so ``/dev/zero`` or a pipe that stays open is refused at once).
+
+    Raises:
+        InvalidInput: unreadable, or over ``limit`` bytes (``details.limit``).
+    """
+    try:
+        with open_input(path, option) as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:  # e.g. a directory: open works, read fails
+        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                           "existing file, or - for stdin.", field=option) from exc
+    if len(data) > limit:
+        raise over_limit(option, limit)
+    return data
+
+
+#: Bytes one line of a JSON Lines file argument may hold (``observe-many --file``: a turn's
+#: text is at most 16,384 bytes, escaped JSON up to six times that, plus its metadata).
+MAX_LINE_BYTES = 1024 * 1024
+
+
+def read_lines(path: str | Path, option: str, limit: int) -> list[str]:
+    """The lines of a UTF-8 file (or stdin for ``-``), each at most ``limit`` bytes: a longer
+    line is refused as soon as it passes the limit, without reading the rest.
+
+    Raises:
+        InvalidInput: unreadable, not UTF-8, or a line over ``limit`` bytes (``details.limit``).
+    """
+    lines = []
+    try:
+        with open_input(path, option) as stream:
+            while line := stream.readline(limit + 1):  # a full line, or one byte too many
+                if len(line.rstrip(b"\r\n")) > limit:
+                    raise over_limit(option, limit)
+                lines.append(line.decode("utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                           "existing file, or - for stdin.", field=option) from exc
+    except UnicodeDecodeError:
+        raise InvalidInput(f"--{option} is not UTF-8 text.", field=option) from None
+    return [ln.rstrip("\r\n") for ln in lines]
+
+
 def read_json_file(path: str | Path, option: str) -> Any:
     """Parsed JSON of a file (strict: ``domain.jsondoc``); bad JSON is InvalidInput naming
     the option."""
-    return jsondoc.loads(read_input(path, option), field=f"--{option}")
+    return jsondoc.loads(read_input(path, option, MAX_FILE_BYTES), field=f"--{option}")
 
 
 def parse_json_value(text: str, as_json: bool) -> Any:
@@ -270,8 +327,9 @@ def apply(
 ) -> None:
     """Apply instantKV proposals (one object or {"proposals": [...], "applied": false})."""
     def body():
+        from remem.domain.limits import MAX_APPLY_BYTES
         from remem.service.apply import apply_document
-        data = read_input(file, "file")
+        data = read_input(file, "file", MAX_APPLY_BYTES)
         out = apply_document(current_memory(), data, default_scope=scope)
         lines = []
         for r in out["results"]:
@@ -465,6 +523,22 @@ _register_commands()
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _json_usage_error(exc: Any, ctx: Any) -> int:
+    """A usage error under ``--json``: the one error object on stdout (``invalid_input``
+    naming the parameter; ``argv`` when none), click's exit code (2)."""
+    param = getattr(exc, "param", None)
+    field = getattr(param, "name", None) or "argv"
+    hint = f" Try '{ctx.command_path} --help'." if ctx else " Try 'remem --help'."
+    message = exc.format_message().rstrip()
+    message += "" if message.endswith((".", "!", "?")) else "."
+    STATE.json = True
+    try:
+        fail(InvalidInput(message + hint, field=field), exit_code=exc.exit_code)
+    except typer.Exit as ended:
+        return ended.exit_code
+    return exc.exit_code
+
+
 def main() -> None:
     """The console script: runs the app; usage errors (which quote the command line) are
     printed escaped, like every other output."""
@@ -487,6 +561,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except ClickException as exc:
         ctx = getattr(exc, "ctx", None)
+        if STATE.json or "--json" in sys.argv[1:]:
+            sys.exit(_json_usage_error(exc, ctx))
         lines = [ctx.get_usage(), f"Try '{ctx.command_path} --help' for help.", ""] if ctx \
             else []
         say("\n".join([*lines, f"Error: {exc.format_message()}"]), err=True)

@@ -51,11 +51,13 @@ def register(app: typer.Typer) -> None:
             import uvicorn
 
             from remem.api import create_app
+            from remem.api.access_log import log_config
 
             store = open_store()
             store.list_memories()  # open and migrate now: a bad --db fails before listening
             try:
-                uvicorn.run(create_app(store), host=host, port=port, log_level=log_level)
+                uvicorn.run(create_app(store), host=host, port=port, log_level=log_level,
+                            log_config=log_config())
             finally:
                 store.close()
         run(body)

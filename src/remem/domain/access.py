@@ -127,5 +127,20 @@ def may(principal: Principal, operation: Operation, scopes: Iterable[str] = ()) 
     return all(check(principal, s) for s in scopes)
 
 
+def narrows(current: Principal, new: Principal) -> bool:
+    """Whether ``new`` reaches no further than ``current`` (``Memory.as_principal``).
+
+    The owner may act as any principal. A token's principal may only be narrowed: the same
+    memory, tenant and token, no higher role, never the owner; a scoped subject keeps its
+    scope (a memory-wide ``admin`` subject may narrow to any scope of its memory).
+    """
+    if current.is_owner:
+        return True
+    return (new.memory_id == current.memory_id and new.tenant_id == current.tenant_id
+            and new.token_id == current.token_id and new.subject != OWNER_SUBJECT
+            and _RANK[new.role] <= _RANK[current.role]
+            and (current.scope is None or new.subject == current.subject))
+
+
 __all__ = ["ADMIN_SUBJECT", "OWNER_SUBJECT", "Operation", "Principal", "Role", "can_read",
-           "can_write", "may"]
+           "can_write", "may", "narrows"]

@@ -8,6 +8,7 @@ import jsonschema
 
 from remem.domain.model import Cardinality, Kind, OnChange
 from remem.errors import ConfigInvalid
+from remem.service.jobs.schedule import MIN_INTERVAL_HOURS
 from remem.providers.registry import check_section
 from remem.settings import NAME_PATTERN
 
@@ -78,9 +79,10 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "properties": {"keep_days": {"type": "integer", "minimum": 1},
-                           "interval_hours": {"type": "number", "minimum": 0}},
+                           "interval_hours": {"type": "number",
+                                              "minimum": MIN_INTERVAL_HOURS}},
         },
-        "consolidation_interval_hours": {"type": "number", "minimum": 0},
+        "consolidation_interval_hours": {"type": "number", "minimum": MIN_INTERVAL_HOURS},
         "occurrences": {"type": "boolean"},
         "digests": {"type": "boolean"},
         "extraction": _MODEL_SPEC,

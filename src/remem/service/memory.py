@@ -14,12 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from remem.domain import operations as ops
-from remem.domain.access import Principal, Role
+from remem.domain.access import Principal, Role, narrows
 from remem.domain.decision import Judgement, check_priority
 from remem.domain.filters import parse_metadata
 from remem.domain.limits import check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
-from remem.errors import InvalidInput, NotFound
+from remem.errors import InvalidInput, NotFound, PermissionDenied
 from remem.service import reads
 from remem.service.cached_source import parse_cached_source
 from remem.service.candidates import candidate, derived_key
@@ -49,7 +49,19 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         self.guard = Guard(self.principal, ctx)
 
     def as_principal(self, principal: Principal) -> Memory:
-        """The same memory seen by another principal (shares the cached context)."""
+        """The same memory seen by another principal (shares the cached context).
+
+        Raises:
+            PermissionDenied: this memory is seen by a token's principal and ``principal``
+                reaches further (another token, scope or memory, a higher role, the owner):
+                a token's view can only be narrowed (``domain.access.narrows``).
+        """
+        if not narrows(self.principal, principal):
+            raise PermissionDenied(
+                f"This memory is seen by token {self.principal.token_id} (role "
+                f"{self.principal.role}, subject {self.principal.subject}); it can act only as "
+                "that token with the same or a lower role and, for a scoped subject, the same "
+                "scope.", subject=self.principal.subject)
         return Memory(self.ctx, principal)
 
     # --- the context's parts (read-only) ---------------------------------------------------

@@ -14,15 +14,19 @@ from remem.domain.timefmt import to_iso
 from remem.service.ids import new_id
 
 DEFAULT_INTERVAL_HOURS = 24.0
+#: The shortest re-arm interval (6 minutes): a job re-armed due at once would keep the shared
+#: worker busy with one memory and never idle (owed erasure scrubs run when it is idle).
+MIN_INTERVAL_HOURS = 0.1
 
 
 def interval_hours(config: dict[str, Any], kind: str) -> float:
-    """The re-arm interval of a slot job from the memory config (default 24 hours)."""
+    """The re-arm interval of a slot job from the memory config (default 24 hours; at least
+    ``MIN_INTERVAL_HOURS``, also for a config stored before that floor)."""
     if kind == "consolidate":
         value = config.get("consolidation_interval_hours")
     else:
         value = (config.get("retention") or {}).get("interval_hours")
-    return float(DEFAULT_INTERVAL_HOURS if value is None else value)
+    return max(MIN_INTERVAL_HOURS, float(DEFAULT_INTERVAL_HOURS if value is None else value))
 
 
 def arm(memory: Any, kind: str, *, now_: bool = False, at: Any = None) -> dict[str, Any]:

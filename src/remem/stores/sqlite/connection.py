@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -26,6 +27,7 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
         if not parent.exists():
             raise StoreUnavailable(f"Directory {parent} does not exist; create it first.",
                                    path=path)
+        create_private(path)
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
                                check_same_thread=False, factory=TranslatingConnection)
@@ -38,6 +40,20 @@ def connect(path: str, *, busy_timeout_ms: int = 30_000) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailable(f"Cannot open SQLite database {path!r}: {exc}", path=path) from exc
     return conn
+
+
+def create_private(path: str) -> None:
+    """Creates ``path`` empty with mode 0600 when it does not exist, so the database (every
+    memory's text, its claim-id secret, token hashes) is readable by its owner only; SQLite
+    gives the ``-wal`` and ``-shm`` files the database file's mode. An existing file keeps
+    the mode its owner gave it. Failing here (e.g. a read-only directory) is left to
+    ``sqlite3.connect``, which reports it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+    except OSError:  # exists already (or cannot be made): SQLite opens or reports it
+        return
+    os.close(fd)
 
 
 _WRONG_TYPE = ("An id, cursor or value has the wrong JSON type or is out of range (ids and "

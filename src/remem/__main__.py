@@ -1,0 +1,5 @@
+"""``python -m remem``: the ``remem`` command line (same as the console script)."""
+
+from remem.cli.main import main
+
+main()
