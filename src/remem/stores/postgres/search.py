@@ -380,7 +380,8 @@ class SearchSnapshot:
             "WITH c AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM vectors WHERE "
             f"{where} LIMIT %(cap)s + 1) s) SELECT c.n, v.doc_id, v.scope, 1 - v.d FROM c "
             "LEFT JOIN LATERAL (SELECT doc_id, scope, vec <=> %(q)s AS d FROM vectors "
-            f"WHERE c.n <= %(cap)s AND {where} ORDER BY d LIMIT %(n)s) v ON true",
+            f"WHERE c.n <= %(cap)s AND {where} ORDER BY d, doc_id COLLATE \"C\" LIMIT %(n)s) v "
+            "ON true",
             args).fetchall()
         if rows[0][0] <= EXACT_MAX_ROWS:
             hits = [(d, float(sc), scope) for _n, d, scope, sc in rows
