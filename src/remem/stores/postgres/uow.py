@@ -33,7 +33,9 @@ _PROJECTION = (
     "'claim_id', claim_id) FROM tombstones WHERE memory_id=%(m)s AND scope=%(sr)s AND "
     "key=%(kr)s")
 #: The claim projections of a batch's candidates in one statement (``prefetch_claims``):
-#: ``_BY_CLAIM``'s four parts, each joined to the list of (scope, key, claim, refs) asked.
+#: ``_BY_CLAIM``'s four parts, each joined to the list of (scope, key, claim, refs) asked;
+#: a fifth reads every item of the asked keys declared single (claim NULL): the decision on
+#: a single key reads the whole key after its claim (``Writer._projection``).
 _PREFETCH = (
     "WITH q AS (SELECT DISTINCT * FROM unnest(%(s)s::text[], %(k)s::text[], %(c)s::text[], "
     "%(sr)s::text[], %(kr)s::text[]) AS q(scope, key, claim_id, sref, kref)) "
@@ -45,7 +47,10 @@ _PREFETCH = (
     "q.claim_id, 'c', jsonb_build_object('cardinality', c.cardinality, 'on_change', "
     "c.on_change) FROM q JOIN keys c ON c.memory_id=%(m)s AND c.key=q.kref UNION ALL SELECT "
     "q.scope, q.key, q.claim_id, 't', jsonb_build_object('claim_id', t.claim_id) FROM q JOIN "
-    "tombstones t ON t.memory_id=%(m)s AND t.scope=q.sref AND t.key=q.kref")
+    "tombstones t ON t.memory_id=%(m)s AND t.scope=q.sref AND t.key=q.kref UNION ALL SELECT "
+    "w.scope, w.key, NULL, 'i', to_jsonb(i) FROM (SELECT DISTINCT scope, key, kref FROM q) w "
+    "JOIN keys c ON c.memory_id=%(m)s AND c.key=w.kref AND c.cardinality <> 'multi' JOIN "
+    "items i ON i.memory_id=%(m)s AND i.scope=w.scope AND i.key=w.key")
 _COPY_LEDGER = ("COPY ledger (memory_id, seq, type, data, actor, at, prev_hash, hash) FROM "
                 "STDIN")
 #: From how many rows ``COPY`` is used (one decision's few events take a plain INSERT).
@@ -74,8 +79,9 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         super().__init__(conn, memory_id, POSTGRES, head)  # type: ignore[arg-type]
         self.mno: int = locked["mno"]
         self.memory = {k: locked[k] for k in ("embedding_model", "dimensions", "vector_seq")}
-        #: ``{(scope, key): {claim_id: [(t, r)]}}`` read by ``prefetch_claims``, each used
-        #: once and dropped when this transaction saves a projection of its key.
+        #: ``{(scope, key): {claim_id: [(t, r)]}}`` read by ``prefetch_claims`` (claim None:
+        #: the whole key), each used once and dropped when this transaction saves a
+        #: projection of its key.
         self._prefetched: dict[tuple[str, str], dict[str, list[tuple[str, Any]]]] = {}
 
     def _insert_ledger_rows(self, rows: list[tuple]) -> None:
@@ -116,10 +122,18 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         self._prefetched = {}
         for s, k, c in wanted:
             self._prefetched.setdefault((s, k), {})[c] = []
+        whole: dict[tuple[str, str], list[tuple[str, Any]]] = {}
         for row in self.conn.execute(_PREFETCH, {
                 "m": self.memory_id, "s": list(cols[0]), "k": list(cols[1]),
                 "c": list(cols[2]), "sr": [r[0] for r in refs], "kr": [r[1] for r in refs]}):
-            self._prefetched[(row["s"], row["k"])][row["c"]].append((row["t"], row["r"]))
+            if row["c"] is None:  # an item of a single key, whatever its claim
+                whole.setdefault((row["s"], row["k"]), []).append((row["t"], row["r"]))
+            else:
+                self._prefetched[(row["s"], row["k"])][row["c"]].append((row["t"], row["r"]))
+        for pair, claims in self._prefetched.items():  # the key's rows: the same for each claim
+            keyed = [(t, r) for t, r in next(iter(claims.values())) if t != "i"]
+            if any(t == "c" and r["cardinality"] != "multi" for t, r in keyed):
+                claims[None] = whole.get(pair, []) + keyed
 
     def save(self, p: Projection) -> None:
         """Saves as the SQL unit of work does; a prefetched projection of a key saved here
@@ -148,13 +162,14 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         """The read model of one (scope, key): items, revision, cardinality, tombstones
         (one round trip after the label keys); the last three by label refs. ``claim_id``:
         only the items of that claim (a partial projection, ``Writer._projection``), from
-        ``prefetch_claims`` when it read it."""
+        ``prefetch_claims`` when it read it (the whole key too, when it is declared
+        single)."""
         self.settle(scope, key)
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
         rows = (self._prefetched.get((scope, key), {}).pop(claim_id, None)
-                if claim_id is not None and self._prefetched else None)
+                if self._prefetched else None)
         if rows is None:
             query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
             rows = [(row["t"], row["r"]) for row in self.conn.execute(query, {
