@@ -148,8 +148,9 @@ def test_write_rows_bulk_matches_the_per_row_statements(two_urls) -> None:
 def _two_batches(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch,
                  whole_reads: list[int] | None = None) -> list[str]:
     """Single keys written by one call, then restated, superseded and repeated by a second
-    (their cardinality is stored by then); ``whole_reads`` gets the second call's
-    whole-key reads (``_WHOLE_KEY`` statements)."""
+    (their cardinality is stored by then), which also adds 20 claims to one multi key;
+    ``whole_reads`` gets the second call's whole-key and claim reads (``_WHOLE_KEY``,
+    ``_BY_CLAIM`` statements)."""
     counter = itertools.count()
 
     def fake(n: int) -> bytes:
@@ -157,6 +158,7 @@ def _two_batches(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(os, "urandom", fake)
     first = [{"scope": f"user:u{i}", "key": k, "value": f"{k} {i}"}
              for i in range(5) for k in ("home_city", "diet")]
+    first.append({"scope": "user:u0", "key": "likes", "value": "thing 0"})
     second = [{"scope": f"user:u{i}", "key": k, "value": f"{k} {i + (i % 2)}"}
               for i in range(5) for k in ("home_city", "diet")]
     second += [{"scope": "user:u1", "key": "home_city", "value": v} for v in ("Oslo", "Kyoto")]
@@ -171,26 +173,29 @@ def _two_batches(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch,
                         for s in first + second]
         out = [r.outcome for r in mem.remember_many(first)]
         real_execute = psycopg.Connection.execute
-        reads = [0]
+        reads = [0, 0]
 
         def execute(self, query, params=None, **kw):
             reads[0] += query is pguow._WHOLE_KEY
+            reads[1] += query is pguow._BY_CLAIM
             return real_execute(self, query, params, **kw)
         with monkeypatch.context() as m:
             m.setattr(psycopg.Connection, "execute", execute)
             out += [r.outcome for r in mem.remember_many(second)]
         if whole_reads is not None:
-            whole_reads.append(reads[0])
+            whole_reads.extend(reads)
         return out
     finally:
         store.close()
 
 
-def test_a_batch_reads_its_declared_single_keys_whole_in_the_prefetch(
+def test_a_batch_reads_single_keys_whole_and_keeps_other_claims_in_the_prefetch(
         two_urls, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision on a single key reads the whole key after its claim; for keys declared
     single before the batch those reads come from the batch's one prefetch statement (a key
-    written again in the batch reads again), and every row is the one-at-a-time rows."""
+    written again in the batch reads again). A claim added to a multi key leaves the other
+    claims' prefetched projections usable (the key's revision patched in). Every row is the
+    one-at-a-time rows."""
     one, many = two_urls
     single = _two_batches(one, False, monkeypatch)
     reads: list[int] = []
@@ -198,7 +203,9 @@ def test_a_batch_reads_its_declared_single_keys_whole_in_the_prefetch(
     monkeypatch.undo()
     assert batched == single
     assert {"created", "superseded", "duplicate"} <= set(batched)
-    assert reads == [2]  # the two repeats of user:u1's home_city, written earlier in the batch
+    # whole-key reads: the two repeats of user:u1's home_city, written earlier in the batch;
+    # claim reads: none, the 19 other claims of user:u3's likes keep their prefetched items
+    assert reads == [2, 0]
     a, b = table_rows(one), table_rows(many)
     for dumped in (a, b):
         dumped["jobs"] = sorted((r[1:] for r in dumped["jobs"]), key=repr)

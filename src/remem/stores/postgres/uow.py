@@ -136,21 +136,47 @@ class PostgresUnitOfWork(SqlUnitOfWork):
                 claims[None] = whole.get(pair, []) + keyed
 
     def save(self, p: Projection) -> None:
-        """Saves as the SQL unit of work does; a prefetched projection of a key saved here
-        is stale from now on (dropped)."""
+        """Saves as the SQL unit of work does, and keeps the prefetched projections of the
+        keys saved here true: a claim whose items this save writes, a whole key and a key
+        whose cardinality changes are dropped (read again if asked); the other claims of a
+        saved key keep their items (only their claim's items are in them) and take the
+        key's new revision and tombstones. A forget drops everything."""
         if self._prefetched:
-            n = p.names.get
-            pairs = {(r.scope, r.key) for r in p.items.values()}
-            pairs |= {(n(s, s), n(k, k)) for s, k in p.touched_keys}
-            pairs |= {(n(s, s), n(k, k)) for s, k, _ in p.new_tombstones}
-            keys = {n(k, k) for k in p.new_cardinality}  # a key's cardinality: every scope
-            if p.forgotten:
-                self._prefetched = {}
-            for pair in pairs:
-                self._prefetched.pop(pair, None)
-            if keys:
-                self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
+            self._patch_prefetched(p)
         super().save(p)
+
+    def _patch_prefetched(self, p: Projection) -> None:
+        n = p.names.get
+        if p.forgotten or any(i not in p.items for i in p.touched_items):
+            self._prefetched = {}
+            return
+        pairs = {(r.scope, r.key) for r in p.items.values()}
+        pairs |= {(n(s, s), n(k, k)) for s, k in p.touched_keys}
+        pairs |= {(n(s, s), n(k, k)) for s, k, _ in p.new_tombstones}
+        written: dict[tuple[str, str], set[str]] = {}
+        for i in p.touched_items:
+            r = p.items[i]
+            written.setdefault((r.scope, r.key), set()).add(r.claim_id)
+        revisions = {(n(s, s), n(k, k)): p.keys[(s, k)].revision
+                     for s, k in p.touched_keys if (s, k) in p.keys}
+        tombstones: dict[tuple[str, str], list[str]] = {}
+        for s, k, c in p.new_tombstones:
+            tombstones.setdefault((n(s, s), n(k, k)), []).append(c)
+        for pair in pairs:
+            claims = self._prefetched.get(pair)
+            if not claims:
+                continue
+            for c in (None, *written.get(pair, ())):
+                claims.pop(c, None)
+            for rows in claims.values():
+                if pair in revisions:
+                    rows[:] = [x for x in rows if x[0] != "r"]
+                    rows.append(("r", {"revision": revisions[pair]}))
+                rows.extend(("t", {"claim_id": c}) for c in tombstones.get(pair, ())
+                            if ("t", {"claim_id": c}) not in rows)
+        keys = {n(k, k) for k in p.new_cardinality}  # a key's cardinality: every scope
+        if keys:
+            self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
 
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
               at: str) -> dict[str, Any]:
