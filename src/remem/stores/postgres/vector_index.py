@@ -14,7 +14,10 @@ over the loaded rows (in ``maintenance_work_mem``) costs a fraction of that per 
   the batch; it never sees the partition without its index.
 - :func:`defer` / :func:`build`: a bulk load over many transactions
   (``PostgresStore.bulk_load``) drops the indexes once, loads without them (a recall meanwhile
-  searches exactly: the planner has no index and scans) and builds them when it ends.
+  searches exactly: the planner has no index and scans) and builds them when it ends;
+  before the build, :func:`cluster_by_scope` rewrites the partition in scope order (the exact
+  search of one scope then reads its own pages, not a page per row) and after it
+  :func:`mark_visible` vacuums it.
 
 Measured (2026-12-02): the docstring of ``bench/scale_pg.py`` has the figures.
 """
