@@ -150,7 +150,7 @@ def _two_batches(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch,
     """Single keys written by one call, then restated, superseded and repeated by a second
     (their cardinality is stored by then), which also adds 20 claims to one multi key;
     ``whole_reads`` gets the second call's whole-key and claim reads (``_WHOLE_KEY``,
-    ``_BY_CLAIM`` statements)."""
+    ``_BY_CLAIM`` statements) and how often it wrote its held read-model rows."""
     counter = itertools.count()
 
     def fake(n: int) -> bytes:
@@ -173,14 +173,20 @@ def _two_batches(url: str, batch: bool, monkeypatch: pytest.MonkeyPatch,
                         for s in first + second]
         out = [r.outcome for r in mem.remember_many(first)]
         real_execute = psycopg.Connection.execute
-        reads = [0, 0]
+        real_held = pguow.PostgresUnitOfWork._write_held_rows
+        reads = [0, 0, 0]
 
         def execute(self, query, params=None, **kw):
             reads[0] += query is pguow._WHOLE_KEY
             reads[1] += query is pguow._BY_CLAIM
             return real_execute(self, query, params, **kw)
+
+        def held_rows(self, *args):
+            reads[2] += 1
+            return real_held(self, *args)
         with monkeypatch.context() as m:
             m.setattr(psycopg.Connection, "execute", execute)
+            m.setattr(pguow.PostgresUnitOfWork, "_write_held_rows", held_rows)
             out += [r.outcome for r in mem.remember_many(second)]
         if whole_reads is not None:
             whole_reads.extend(reads)
@@ -204,8 +210,10 @@ def test_a_batch_reads_single_keys_whole_and_keeps_other_claims_in_the_prefetch(
     assert batched == single
     assert {"created", "superseded", "duplicate"} <= set(batched)
     # whole-key reads: the two repeats of user:u1's home_city, written earlier in the batch;
-    # claim reads: none, the 19 other claims of user:u3's likes keep their prefetched items
-    assert reads == [2, 0]
+    # claim reads: none, the 19 other claims of user:u3's likes keep their prefetched items;
+    # held rows written: before each of the 2 reads of a key they hold, and at the end (a
+    # superseding item reads its predecessor's metadata without writing them first)
+    assert reads == [2, 0, 3]
     a, b = table_rows(one), table_rows(many)
     for dumped in (a, b):
         dumped["jobs"] = sorted((r[1:] for r in dumped["jobs"]), key=repr)

@@ -11,17 +11,19 @@ staged stays behind.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
+from remem.domain.filters import load_metadata
 from remem.domain.fold import KeyRecord, Projection
 from remem.domain.ledger import EMPTY
 from remem.errors import HeadMoved
 from remem.stores.postgres import bulk_rows, erasure
 from remem.stores.sql.dialect import POSTGRES
-from remem.stores.sql.rows import row_to_item
+from remem.stores.sql.rows import ITEM_COLUMNS, row_to_item
 from remem.stores.sql.uow import SqlUnitOfWork
 
 _PROJECTION = (
@@ -55,6 +57,16 @@ _COPY_LEDGER = ("COPY ledger (memory_id, seq, type, data, actor, at, prev_hash, 
                 "STDIN")
 #: From how many rows ``COPY`` is used (one decision's few events take a plain INSERT).
 _COPY_FROM = 16
+#: The payload id's place in a held item row (``item_to_row``: memory_id first).
+_ITEM_PAYLOAD_ID = 1 + ITEM_COLUMNS.index("payload_id")
+#: A payload row's id and metadata places (``SqlUnitOfWork.put_payload``'s row).
+_PAYLOAD_ID, _PAYLOAD_METADATA = 1, 6
+_ITEM_METADATA = ("SELECT i.payload_id, p.payload_id IS NOT NULL AS stored, p.metadata FROM "
+                  "items i LEFT JOIN payloads p ON p.memory_id = i.memory_id AND p.payload_id = "
+                  "i.payload_id WHERE i.memory_id=%s AND i.item_id=%s")
+_KEY_PAYLOADS = ("SELECT i.payload_id, p.payload_id IS NOT NULL AS stored, p.value, p.quote "
+                 "FROM items i LEFT JOIN payloads p ON p.memory_id = i.memory_id AND "
+                 "p.payload_id = i.payload_id WHERE i.memory_id=%s AND i.scope=%s AND i.key=%s")
 _WHOLE_KEY = _PROJECTION.format(claim="")
 _BY_CLAIM = _PROJECTION.format(claim=" AND claim_id=%(c)s")
 
@@ -178,6 +190,51 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         if keys:
             self._prefetched = {w: v for w, v in self._prefetched.items() if w[1] not in keys}
 
+    def payload_metadata(self, item_id: str) -> dict[str, Any] | None:
+        """The metadata of an item's payload (None: none, or erased), as the SQL unit of work
+        reads it, without first writing a batch's held rows (a superseding item inherits its
+        predecessor's metadata: the flush split a batch's statements ~9 ways): the item's
+        payload id comes from its held row if any, else from the table; its payload from the
+        held payloads if there, else from the table."""
+        held = self._deferred
+        if held is None:
+            return super().payload_metadata(item_id)
+        row = held.saves.items.get(item_id)
+        if row is not None:
+            pid, stored, metadata = row[_ITEM_PAYLOAD_ID], None, None
+        else:
+            found = self.conn.execute(_ITEM_METADATA, (self.memory_id, item_id)).fetchone()
+            if found is None:
+                return None
+            pid, stored, metadata = found["payload_id"], found["stored"], found["metadata"]
+        for p in reversed(held.payloads):
+            if p[_PAYLOAD_ID] == pid:
+                return load_metadata(p[_PAYLOAD_METADATA])
+        if stored is None:
+            found = self.conn.execute("SELECT metadata FROM payloads WHERE memory_id=%s AND "
+                                      "payload_id=%s", (self.memory_id, pid)).fetchone()
+            stored, metadata = found is not None, found and found["metadata"]
+        return load_metadata(metadata) if stored else None
+
+    def key_payloads(self, scope: str, key: str) -> dict[str, dict[str, Any]]:
+        """``{payload_id: {"value", "quote"}}`` of every item of (scope, key), as the SQL unit
+        of work reads it, writing only held rows of that key first (an owner restating a
+        claim compares its quote: the full flush split a batch's statements); payloads still
+        held come from the held rows."""
+        held = self._deferred
+        if held is None:
+            return super().key_payloads(scope, key)
+        self.settle(scope, key)
+        waiting = {p[_PAYLOAD_ID]: p for p in held.payloads}
+        out: dict[str, dict[str, Any]] = {}
+        for r in self.conn.execute(_KEY_PAYLOADS, (self.memory_id, scope, key)):
+            pid = r["payload_id"]
+            if r["stored"]:
+                out[pid] = {"value": json.loads(r["value"]), "quote": r["quote"]}
+            elif pid in waiting:
+                out[pid] = {"value": json.loads(waiting[pid][3]), "quote": waiting[pid][4]}
+        return out
+
     def erase(self, item_ids: list[str], scopes: Sequence[str] | None,
               at: str) -> dict[str, Any]:
         """Erases as the SQL unit of work does; every prefetched projection is dropped."""
@@ -189,14 +246,15 @@ class PostgresUnitOfWork(SqlUnitOfWork):
         (one round trip after the label keys); the last three by label refs. ``claim_id``:
         only the items of that claim (a partial projection, ``Writer._projection``), from
         ``prefetch_claims`` when it read it (the whole key too, when it is declared
-        single)."""
-        self.settle(scope, key)
+        single). A prefetched one is served without writing the key's held rows first
+        (``save`` keeps it true); a read from the table writes them."""
         p = Projection(label_keys=self.label_keys)
         sref, kref = p.refs(scope, key)
         p.names.update({sref: scope, kref: key})
         rows = (self._prefetched.get((scope, key), {}).pop(claim_id, None)
                 if self._prefetched else None)
         if rows is None:
+            self.settle(scope, key)
             query = _BY_CLAIM if claim_id is not None else _WHOLE_KEY
             rows = [(row["t"], row["r"]) for row in self.conn.execute(query, {
                 "m": self.memory_id, "s": scope, "k": key, "sr": sref, "kr": kref,
