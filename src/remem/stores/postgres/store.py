@@ -155,7 +155,13 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
         of updated row by row (``vector_index``). Writes inside go through the usual write
         path (decision, ledger, payloads, index rows); a recall meanwhile searches the
         memory's vectors exactly (no index: a scan, slower but not approximate). Another
-        process writing meanwhile makes its index again (correct, only not faster)."""
+        process writing meanwhile makes its index again (correct, only not faster).
+
+        At the end the vector partition is rewritten in scope order, in a transaction of its
+        own, before the graph is built (``vector_index.cluster_by_scope``: that memory's
+        recalls wait for the rewrite, not for the build; other memories are not locked), and
+        vacuumed after it so the count of a scope's vectors stays an index-only scan
+        (``vector_index.mark_visible``)."""
         index = self.search_index
         with self.unit_of_work(memory_id) as uow:
             index.known_indexes.difference_update(vector_index.defer(uow.conn, uow.mno))
@@ -164,9 +170,14 @@ class PostgresStore(SqlJobs, SqlTokens, SqlCached, SqlExport):
             yield
         finally:
             index.deferred.discard(memory_id)
+            with self.unit_of_work(memory_id) as uow:  # its own transaction: the lock ends
+                vector_index.build_memory(uow.conn, uow.memory["vector_seq"] or 0)
+                vector_index.cluster_by_scope(uow.conn, uow.mno)
             with self.unit_of_work(memory_id) as uow:
                 writer = SearchWriter(uow, index.known_indexes)
                 vector_index.build(uow.conn, uow.mno, writer._ensure_hnsw)
+            with self.db.connection() as c:  # VACUUM runs outside a transaction
+                vector_index.mark_visible(c, uow.mno)
 
     # --- erasure -------------------------------------------------------------------------
     def scrub_after_erasure(self, memory_id: str | None = None,
