@@ -127,8 +127,11 @@ def register(app: typer.Typer) -> None:
         """Regenerate openapi.json from the app (or --check that it is current)."""
         text = openapi_text()
         if check:
-            current = output.read_text(encoding="utf-8") if output.exists() else ""
-            if current != text:
+            if not output.is_file():
+                typer.echo(f"{output} does not exist; run `remem openapi` to write it, or give "
+                           "the file to check with --output.", err=True)
+                raise typer.Exit(1)
+            if output.read_text(encoding="utf-8") != text:
                 typer.echo(f"{output} is out of date; run `remem openapi`.", err=True)
                 raise typer.Exit(1)
             typer.echo(f"{output} is current.")
