@@ -67,8 +67,8 @@ _RECALL_COLUMNS = ", ".join(RecallRow._fields)
 EF_SEARCH_MIN, EF_SEARCH_FACTOR = 200, 4
 #: Expected full-text matches above which the most frequent query terms are dropped.
 FTS_RANK_CAP = 1500
-#: Up to this many vectors in the caller's scopes, search exactly (cheaper than the graph).
-EXACT_MAX_ROWS = 10_000
+#: Up to this many vectors in the caller's scopes, search exactly (docs/deployment.md "Vectors").
+EXACT_MAX_ROWS = 20_000
 #: Seconds the planner statistics :meth:`SearchSnapshot._affordable` reads are reused per
 #: memory (they change only when ANALYZE runs; reading ``pg_stats`` costs 5-30 ms of planning).
 STATS_TTL_S = 60.0

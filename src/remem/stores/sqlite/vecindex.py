@@ -16,7 +16,7 @@ erased in the snapshot is never returned even if RAM still held it.
 
 Candidates:
 
-- scopes holding at most :data:`EXACT_MAX_ROWS` rows (the same limit as PostgreSQL): every row
+- scopes holding at most :data:`EXACT_MAX_ROWS` rows (PostgreSQL's limit is 20,000): every row
   of those scopes is scored (row lists per scope are cached), in chunks;
 - above that: the inverted-file ANN of :mod:`remem.stores.sqlite.vecivf`, built on the first
   such query, filtered to the caller's scopes while probing, widened until enough in-scope rows
