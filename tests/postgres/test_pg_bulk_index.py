@@ -129,14 +129,21 @@ def test_a_small_batch_into_a_large_memory_keeps_its_index(pg_url: str) -> None:
         store.close()
 
 
+def _plain_load(pg_url: str, other_pg_url: str, monkeypatch: pytest.MonkeyPatch, total: int,
+                batch: int) -> tuple:
+    """(store, memory m1 loaded with ``total`` statements in plain batches of ``batch`` on
+    ``pg_url``, a second store on ``other_pg_url`` for the bulk load to compare with)."""
+    one = _open(pg_url, monkeypatch)
+    a = one.create_memory("m1", CONFIG)
+    for start in range(0, total, batch):
+        a.remember_many(statements(batch, start=start))
+    return one, a, _open(other_pg_url, monkeypatch)
+
+
 def test_a_bulk_load_searches_exactly_without_an_index_and_builds_it_at_the_end(
         pg_url: str, other_pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pgsearch, "EXACT_MAX_ROWS", 0)  # the index path, were there an index
-    one = _open(pg_url, monkeypatch)
-    a = one.create_memory("m1", CONFIG)
-    for start in range(0, 400, 50):
-        a.remember_many(statements(50, start=start))
-    bulk = _open(other_pg_url, monkeypatch)
+    one, a, bulk = _plain_load(pg_url, other_pg_url, monkeypatch, 400, 50)
     try:
         b = bulk.create_memory("m1", CONFIG)
         b.remember_many(statements(50))  # an index exists before the load
@@ -178,11 +185,7 @@ def test_a_bulk_load_leaves_the_vector_partition_in_scope_order_with_the_same_re
     """The exact search of one scope reads that scope's pages only: after a bulk load the
     rows are stored scope by scope (written interleaved, u0 u1 u2 u0 ...), each page holds
     one scope but for the boundaries, and the rows and exact recall equal a plain load's."""
-    one = _open(pg_url, monkeypatch)
-    a = one.create_memory("m1", CONFIG)
-    for start in range(0, 600, 100):
-        a.remember_many(statements(100, start=start))
-    bulk = _open(other_pg_url, monkeypatch)
+    one, a, bulk = _plain_load(pg_url, other_pg_url, monkeypatch, 600, 100)
     try:
         b = bulk.create_memory("m1", CONFIG)
         with bulk.adapter.bulk_load("m1"):
