@@ -208,10 +208,9 @@ def spread(plan: Sequence[Claim], batch_size: int) -> list[list[Claim]]:
 
 def pool_vectors(mem: Any, pool: int, cache_dir: Path | None,
                  log: Log | None = None) -> tuple[dict[str, Any], bool]:
-    """``{text: vector}`` of every text of ``text_pool(pool)`` under the memory's embedder,
-    and whether they came from the cache: ``cache_dir/pool-<digest>.npy``, the digest over
-    the model id, its dimensions and the pool's texts (so a run embeds the pool once, and
-    every size's process loads it). ``cache_dir`` None: embedded, nothing is written."""
+    """``{text: vector}`` of ``text_pool(pool)`` under the memory's embedder, and whether it
+    came from ``cache_dir/pool-<digest of model, dimensions, texts>.npy`` (a run embeds the
+    pool once; every size loads it). ``cache_dir`` None: embedded, nothing written."""
     import hashlib
 
     import numpy as np
