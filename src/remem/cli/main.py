@@ -120,6 +120,11 @@ def run(fn) -> Any:
 MAX_FILE_BYTES = 65_536
 
 
+def _unreadable(path: str | Path, option: str, exc: OSError) -> InvalidInput:
+    return InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
+                        "existing file, or - for stdin.", field=option)
+
+
 def open_input(path: str | Path, option: str) -> Any:
     """A binary stream of a file, or of stdin for ``-`` (left open: the caller's stdin).
 
@@ -131,8 +136,7 @@ def open_input(path: str | Path, option: str) -> Any:
     try:
         return open(path, "rb")  # noqa: SIM115 - the caller closes it (with ...)
     except OSError as exc:
-        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
-                           "existing file, or - for stdin.", field=option) from exc
+        raise _unreadable(path, option, exc) from exc
 
 
 def over_limit(option: str, limit: int) -> InvalidInput:
@@ -152,8 +156,7 @@ def read_input(path: str | Path, option: str, limit: int) -> bytes:
         with open_input(path, option) as stream:
             data = stream.read(limit + 1)
     except OSError as exc:  # e.g. a directory: open works, read fails
-        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
-                           "existing file, or - for stdin.", field=option) from exc
+        raise _unreadable(path, option, exc) from exc
     if len(data) > limit:
         raise over_limit(option, limit)
     return data
@@ -179,8 +182,7 @@ def read_lines(path: str | Path, option: str, limit: int) -> list[str]:
                     raise over_limit(option, limit)
                 lines.append(line.decode("utf-8"))
     except OSError as exc:
-        raise InvalidInput(f"--{option} {str(path)!r} cannot be read ({exc.strerror}); give an "
-                           "existing file, or - for stdin.", field=option) from exc
+        raise _unreadable(path, option, exc) from exc
     except UnicodeDecodeError:
         raise InvalidInput(f"--{option} is not UTF-8 text.", field=option) from None
     return [ln.rstrip("\r\n") for ln in lines]
