@@ -17,6 +17,7 @@ thread. Stores that are safe for concurrent use (``app.state.store_lock is None`
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -111,8 +112,8 @@ def refuse_unknown_query(request: Request, declared: frozenset[str],
             "msg": (f"Unknown query parameter; this route takes "
                     f"{', '.join(sorted(declared)) or 'none'}"), "input": None}
             for name in unknown])
-    repeated = [n for n in dict.fromkeys(names) if n not in repeatable
-                and sum(1 for m in names if m == n) > 1]
+    counts = Counter(names)  # one pass: a request may repeat a name thousands of times
+    repeated = [n for n, c in counts.items() if c > 1 and n not in repeatable]
     if repeated:
         raise RequestValidationError([{
             "type": "duplicate_parameter", "loc": ("query", name),
