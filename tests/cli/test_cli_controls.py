@@ -1,19 +1,15 @@
-"""The real ``remem`` console script: --metadata, --filter, --filter-json, --mode,
---since/--until and the listing total."""
+"""The ``remem`` command line, run in process (tests/_plugins/cli_in_process.py): --metadata,
+--filter, --filter-json, --mode, --since/--until and the listing total."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-_SCRIPT = shutil.which("remem", path=str(Path(sys.executable).parent))
-REMEM = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "remem.cli.main"]
+from _plugins.cli_in_process import run_cli
+
 
 
 @pytest.fixture
@@ -22,8 +18,7 @@ def cli(tmp_path):
            "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "OMP_NUM_THREADS": "1"}
 
     def run(*args: str, expect: int = 0) -> str:
-        proc = subprocess.run([*REMEM, *args], capture_output=True, text=True, env=env,
-                              cwd=tmp_path, timeout=120)
+        proc = run_cli(args, env=env, stdin=None, text=True, cwd=tmp_path)
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         assert proc.returncode == expect, (proc.returncode, proc.stdout, proc.stderr)
         return proc.stdout + proc.stderr

@@ -1,21 +1,21 @@
 """Forget a whole scope and index health through a real `remem serve` on loopback and the
-real `remem` command, on SQLite and PostgreSQL (issue 13.4, 13.5)."""
+`remem` command (run in process: tests/_plugins/cli_in_process.py), on SQLite and PostgreSQL
+(issue 13.4, 13.5)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 
 import httpx
 import pytest
 
 import remem
+from _plugins.cli_in_process import run_cli
 from remem.service.tokens import Tokens
 from remem.testing.served import Server
 
-REMEM = [sys.executable, "-m", "remem.cli.main"]
 
 
 def _seed(store_url: str) -> dict[str, dict[str, str]]:
@@ -74,8 +74,7 @@ def test_http_forget_scope_and_status(store_url):
 def _cli(store_url: str, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
     env.pop("REMEM_MEMORY", None)
-    proc = subprocess.run([*REMEM, "--db", store_url, "--memory", "m1", *args], input=input,
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli(["--db", store_url, "--memory", "m1", *args], stdin=input, text=True, env=env)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
 

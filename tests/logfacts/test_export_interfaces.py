@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import httpx
 
 import remem
+from _plugins.cli_in_process import run_cli
 from remem.testing.served import Server
 
 from remem.service.logfacts_io import comparable_lines
@@ -20,8 +20,7 @@ from .kit import VALIDATOR, export_bytes, populate
 
 def cli(url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", url, *args],
-                         capture_output=True, text=True, env=env, timeout=300)
+    out = run_cli(["--db", url, *args], text=True, env=env)
     if check:
         assert out.returncode == 0, out.stderr[-2000:]
     return out

@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import httpx
 import pytest
 from logfacts.log_kit import log_entry_validator, raw_sql
 
 import remem
+from _plugins.cli_in_process import run_cli
 from remem.domain.logentry import log_entry_record
 from remem.service.tokens import Tokens
 from remem.testing.served import Server
 
 
 def cli(db: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", db, "--json", *args],
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(["--db", db, "--json", *args], text=True)
 
 
 @pytest.fixture

@@ -1,19 +1,15 @@
-"""The real ``remem`` console script in a subprocess: observe, recall, context, profile, reembed,
-bench recall."""
+"""The ``remem`` command line, run in process (tests/_plugins/cli_in_process.py; tests/cli/test_cli.py
+keeps real processes): observe, recall, context, profile, reembed, bench recall."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-_SCRIPT = shutil.which("remem", path=str(Path(sys.executable).parent))
-REMEM = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "remem.cli.main"]
+from _plugins.cli_in_process import run_cli
+
 
 
 @pytest.fixture
@@ -22,8 +18,7 @@ def cli(tmp_path):
            "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", "OMP_NUM_THREADS": "1"}
 
     def run(*args: str, input: str | None = None, expect: int = 0) -> str:
-        proc = subprocess.run([*REMEM, *args], input=input, capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=120)
+        proc = run_cli(args, env=env, stdin=input, text=True, cwd=tmp_path)
         assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
         assert proc.returncode == expect, (proc.returncode, proc.stdout, proc.stderr)
         return proc.stdout

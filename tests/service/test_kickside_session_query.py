@@ -7,15 +7,13 @@ another user's writer is refused and moves nothing. Both backends."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from service.kickside_kit import T0, store  # noqa: F401
 
+from _plugins.cli_in_process import run_cli
 from remem.agent.session import Session
 from remem.domain.timefmt import to_iso
 from remem.testing.served import Server
@@ -29,10 +27,7 @@ def mem(store):
 
 
 def cli(url: str, *args: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", url, "--memory",
-                          "m1", "--json", *args], capture_output=True, text=True, env=env,
-                         timeout=120)
+    out = run_cli(["--db", url, "--memory", "m1", "--json", *args], text=True)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
