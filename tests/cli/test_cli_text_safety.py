@@ -1,19 +1,18 @@
-"""Stored text is printed exactly as stored; odd dates never lock a key (new-user findings)."""
+"""Stored text is printed exactly as stored; odd dates never lock a key (new-user findings). The
+commands run in process (tests/_plugins/cli_in_process.py)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from datetime import UTC, datetime
 
 import remem
+from _plugins.cli_in_process import run_cli
 
 
 def run(db, *args):
     env = {**os.environ, "REMEM_DATABASE_URL": str(db), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "remem.cli.main", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_cli(args, env=env, text=True)
 
 
 def test_bracketed_text_is_data_not_markup(tmp_path):

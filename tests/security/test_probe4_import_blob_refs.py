@@ -10,19 +10,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from security.probe4_kit import Probe
+
+from _plugins.cli_in_process import run_cli
 
 VICTIM_TEXT = "GLOBEXSECRET " + "g" * 70_000  # over the inline limit: a blob
 
 
 def _cli(db: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "remem.cli.main", "--db", db, *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return run_cli(["--db", db, *args], text=True, env=env)
 
 
 @pytest.fixture(scope="module")
