@@ -33,7 +33,7 @@ demo: $(STAMP)
 # skips compiling (collection: 25 s -> 12 s of CPU per worker from the second run on).
 test: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/.pytest_cache/pycache \
-		$(PY) -m pytest -q -n 2 --dist loadfile
+		$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 bench-locomo: $(STAMP)
 	$(VENV)/bin/remem bench locomo --data ../shared/data/locomo-dev.json --out bench-out/locomo
