@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.rows import tuple_row
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
+from remem.domain.limits import KEPT_PROFILE_RENDERS, MAX_PROFILE_RENDERS
 from remem.domain.textindex import content_hash, scope_term
 from remem.stores.sql.digest_erasure import derived_digests, holding_docs
 
@@ -212,6 +213,24 @@ def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
                          "AND scopes=%s AND params=%s",
                          (memory_id, r["activation_id"], r["scopes"], r["params"]))
             n += 1
+    return n
+
+
+def prune_profile_renders(conn: psycopg.Connection, memory_id: str, at: str) -> int:
+    """Deletes the memory's oldest pinned renders once it holds more than
+    :data:`MAX_PROFILE_RENDERS`, down to :data:`KEPT_PROFILE_RENDERS`, and records a scrub
+    of the partition: a deleted render's dead tuple keeps copies of item values that a later
+    forget must not leave behind. Returns the number deleted."""
+    if _scalar(conn, "SELECT count(*) FROM profile_renders WHERE memory_id=%s",
+               (memory_id,)) <= MAX_PROFILE_RENDERS:
+        return 0
+    n = conn.execute(
+        "DELETE FROM profile_renders p USING (SELECT activation_id, scopes, params FROM "
+        "profile_renders WHERE memory_id=%(m)s ORDER BY rendered_at DESC, activation_id DESC "
+        "OFFSET %(k)s) old WHERE p.memory_id=%(m)s AND p.activation_id=old.activation_id AND "
+        "p.scopes=old.scopes AND p.params=old.params",
+        {"m": memory_id, "k": KEPT_PROFILE_RENDERS}).rowcount
+    record_scrub(conn, memory_id, ["profile_renders"], at)
     return n
 
 
