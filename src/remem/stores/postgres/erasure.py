@@ -35,7 +35,8 @@ FORGOTTEN_DIGEST = "forgotten"
 #: key labels that forget replaced by keyed refs (the probe found both in the files).
 SCRUB_SURFACES = {"payloads": "payloads", "idempotency": "payloads", "sources": "sources",
                   "search_docs": "full_text", "profile_renders": "pinned_profiles",
-                  "labels": "payloads", "vectors": "vectors", "items": "payloads"}
+                  "labels": "payloads", "vectors": "vectors", "items": "payloads",
+                  "feedback": "feedback"}
 #: Tables whose rewrite grows with the data, not with what was erased: the memory's vectors
 #: (VACUUM FULL rebuilds its HNSW index: 0.7 s for 2,000 rows, 8 MB; ~12 s at 10k random
 #: vectors, on this machine under load; the store's default limit is 32 MiB) and
@@ -314,7 +315,7 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
     """Rows that still hold erased content, plus 1 per surface whose physical scrub is still
     owed (all zero once erasure is complete)."""
     out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
-           "pinned_profiles": 0, "digests": 0}
+           "pinned_profiles": 0, "digests": 0, "feedback": 0}
     m = memory_id
     if item_ids:
         ids = list(item_ids)
@@ -367,8 +368,8 @@ def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
 
 
 #: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets,
-#: receipts' digests, the items' raw labels.
-PLAIN_TABLES = frozenset({"memory_secrets", "receipts", "items"})
+#: receipts' digests, the items' raw labels, feedback text (shared by every memory).
+PLAIN_TABLES = frozenset({"memory_secrets", "receipts", "items", "feedback"})
 
 
 def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:

@@ -247,6 +247,16 @@ class SqlJobs(SqlStore):
         return self._one("SELECT * FROM feedback WHERE memory_id=? AND feedback_id=?",
                          (memory_id, feedback_id))
 
+    def erase_feedback(self, memory_id: str, scope: str, at: str) -> int:
+        """Deletes every feedback row of ``scope`` (its text with it) and records the scrub
+        owed (PostgreSQL); ``at`` is the erasure time. Returns the rows deleted."""
+        with self._write() as c:
+            n = self._x(c, "DELETE FROM feedback WHERE memory_id=? AND scope=?",
+                        (memory_id, scope)).rowcount
+            if n:
+                self._scrub_owed(c, memory_id, ["feedback"], at)
+        return n
+
     # --- derive support --------------------------------------------------------------------
     def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None:
         """A source row (text is None once redacted)."""
