@@ -45,3 +45,17 @@ def test_python_feedback_with_other_text_under_a_used_key_is_a_conflict(py):
     with pytest.raises(IdempotencyConflict):
         mem.feedback(U, "good answer", role="agent", idempotency_key="k1")
     assert mem.store.feedback_row("m1", first["feedback_id"])["text"] == "good answer"
+
+
+def test_feedback_naming_a_decision_still_cites_its_staged_source(py):
+    """Probe 8: with a decision_ref or attempt_ref the row kept only that ref, so the staged
+    source holding the feedback's words was linked from nowhere."""
+    py.stage("f1", "That answer was wrong.", role="user", actor="maya")
+    out = py.kip("feedback", {"source_ref": "f1", "attempt_ref": "attempt-3"}, key="fb")
+    row = py.memory.store.feedback_row("m1", out["receipt"]["receipt_ref"])
+    assert (row["target"], row["source_ref"], row["text"]) == ("attempt-3", "f1", None)
+    again = py.kip("feedback", {"source_ref": "f1", "attempt_ref": "attempt-3"}, key="fb")
+    assert again["status"] == "succeeded" and again["receipt"] == out["receipt"]
+    py.stage("f2", "No, it was right.", role="user", actor="maya")
+    other = py.kip("feedback", {"source_ref": "f2", "attempt_ref": "attempt-3"}, key="fb")
+    assert other["status"] == "failed" and other["error"]["code"] == "IdempotencyConflict"
