@@ -213,6 +213,10 @@ class JobStore(Protocol):
 
     def feedback_row(self, memory_id: str, feedback_id: str) -> dict[str, Any] | None: ...
 
+    def erase_feedback(self, memory_id: str, scope: str, at: str) -> int:
+        """Deletes the scope's feedback rows (forget of a whole scope); returns how many."""
+        ...
+
     def items_from_source(self, memory_id: str, source_id: str) -> list[str]: ...
 
     def redact_source(self, memory_id: str, source_id: str, at: str) -> dict[str, int]:

@@ -249,8 +249,10 @@ def _entry(name: Any, entry: Any, env: Mapping[str, str]) -> ProviderSpec:
             raise ConfigInvalid(f"Provider {name!r} needs base_url, an http(s) URL.",
                                 path=f"{where}.base_url")
     elif base_url is not None or "api_key_env" in entry or "api_key_file" in entry:
-        raise ConfigInvalid(f"Provider {name!r} of type {kind!r} takes no endpoint or key.",
-                            path=where)
+        raise ConfigInvalid(f"Provider {name!r} of type {kind!r} takes no endpoint or key: "
+                            f"only type {', '.join(sorted(NETWORK_TYPES))} calls a service. "
+                            "Check the type's spelling, or drop base_url and the key.",
+                            path=f"{where}.type")
     options = entry.get("options") or {}
     if not isinstance(options, Mapping) or (options and kind in NETWORK_TYPES):
         raise ConfigInvalid(f"Provider {name!r}: options is a table for non-network types.",

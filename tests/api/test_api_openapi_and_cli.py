@@ -57,7 +57,25 @@ def test_openapi_command_writes_and_checks(tmp_path):
     out = tmp_path / "openapi.json"
     runner = CliRunner()
     missing = runner.invoke(cli, ["openapi", "--check", "-o", str(out)])
-    assert missing.exit_code == 1 and "does not exist" in missing.output  # not "out of date"
+    text = " ".join(missing.output.split())  # the error line wraps at the terminal width
+    assert missing.exit_code == 1 and "does not exist" in text  # not "out of date"
     assert runner.invoke(cli, ["openapi", "-o", str(out)]).exit_code == 0
     assert runner.invoke(cli, ["openapi", "--check", "-o", str(out)]).exit_code == 0
     assert json.loads(out.read_text()) == openapi_schema()
+
+
+def test_openapi_command_with_json_prints_json_only(tmp_path):
+    """Probe 8: with --json the command printed text (on stderr) and nothing on stdout."""
+    out = tmp_path / "openapi.json"
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["--json", "openapi", "--check", "-o", str(out)])
+    assert missing.exit_code == 1
+    assert json.loads(missing.stdout)["error"]["code"] == "not_found", missing.output
+    written = runner.invoke(cli, ["--json", "openapi", "-o", str(out)])
+    assert json.loads(written.stdout) == {"file": str(out), "written": True}
+    assert json.loads(runner.invoke(cli, ["--json", "openapi", "--check", "-o", str(out)]
+                                    ).stdout) == {"file": str(out), "current": True}
+    out.write_text("{}", encoding="utf-8")
+    stale = runner.invoke(cli, ["--json", "openapi", "--check", "-o", str(out)])
+    assert stale.exit_code == 1
+    assert "out of date" in json.loads(stale.stdout)["error"]["message"]

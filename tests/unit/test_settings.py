@@ -127,3 +127,13 @@ def test_the_config_schema_and_the_registry_allow_the_same_model_options():
         assert set(spec["properties"]) == allowed | {"provider"}
         assert not {"base_url", "api_key", "api_key_env", "api_key_file",
                     "model_path", "tokenizer_path"} & set(spec["properties"])
+
+
+def test_a_misspelt_network_type_is_named_as_the_problem():
+    """Probe 8: type 'openia' with a base_url was told it 'takes no endpoint or key', as if the
+    URL were the mistake; the error now points at the type and names the network types."""
+    with pytest.raises(ConfigInvalid) as err:
+        remem.open(":memory:", providers={"gpu": {"type": "openia",
+                                                  "base_url": "http://10.0.0.5/v1"}})
+    assert "only type openai calls a service" in err.value.message
+    assert "spelling" in err.value.message and err.value.details["path"] == "providers.gpu.type"

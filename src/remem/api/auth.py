@@ -15,6 +15,7 @@ from fastapi import Depends, Path, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from remem.domain.access import Principal
+from remem.errors import Unauthenticated
 from remem.service.memory import Memory
 
 bearer = HTTPBearer(auto_error=False, scheme_name="bearer",
@@ -26,7 +27,12 @@ MemoryId = Annotated[str, Path(min_length=1, max_length=128, description="Memory
 def authenticate(request: Request,
                  creds: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)]
                  ) -> Principal:
-    """The caller's principal. Raises Unauthenticated (401)."""
+    """The caller's principal. Raises Unauthenticated (401), also for two or more
+    ``Authorization`` headers: a proxy or log reading another of them than the first (the
+    one ``HTTPBearer`` reads) would see another caller than the one served."""
+    if len(request.headers.getlist("authorization")) > 1:
+        raise Unauthenticated("This request carries more than one Authorization header; "
+                              "send exactly one Authorization header: 'Bearer rmm_...'.")
     return request.app.state.tokens.authenticate(creds.credentials if creds else None)
 
 

@@ -13,10 +13,13 @@ from remem.cli.output import (
     ProvidersFile,
     SafeTable,
     emit,
+    fail,
     say,
     table,
     use_providers_file,
 )
+
+from remem.errors import InvalidInput, NotFound
 
 OPENAPI_FILE = "openapi.json"
 
@@ -128,13 +131,12 @@ def register(app: typer.Typer) -> None:
         text = openapi_text()
         if check:
             if not output.is_file():
-                typer.echo(f"{output} does not exist; run `remem openapi` to write it, or give "
-                           "the file to check with --output.", err=True)
-                raise typer.Exit(1)
+                fail(NotFound(f"{output} does not exist; run `remem openapi` to write it, or "
+                              "give the file to check with --output.", file=str(output)))
             if output.read_text(encoding="utf-8") != text:
-                typer.echo(f"{output} is out of date; run `remem openapi`.", err=True)
-                raise typer.Exit(1)
-            typer.echo(f"{output} is current.")
+                fail(InvalidInput(f"{output} is out of date; run `remem openapi`.",
+                                  field="output", file=str(output)))
+            emit({"file": str(output), "current": True}, f"{output} is current.")
             return
         output.write_text(text, encoding="utf-8")
-        typer.echo(f"Wrote {output}.")
+        emit({"file": str(output), "written": True}, f"Wrote {output}.")

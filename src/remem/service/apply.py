@@ -169,8 +169,10 @@ def _scope(entity: Any, default_scope: str | None) -> str:
         return str(Scope.parse(entity))
     if entity in ("user", "self"):
         if not default_scope:
-            raise InvalidInput("entity 'user' needs a default scope; pass --scope user:<id> or "
-                               "use a scope handle as entity.", field="entity")
+            raise InvalidInput(f"entity {entity!r} needs a default scope, and this caller has "
+                               "none of its own: name one (command line: --scope user:<id>; "
+                               "HTTP: the scope parameter or field) or use a scope handle "
+                               "such as 'user:alice' as entity.", field="entity")
         return str(Scope.parse(default_scope))
     raise InvalidInput(f"entity {entity!r} is not a scope; use a handle like 'user:{entity}'.",
                        field="entity")

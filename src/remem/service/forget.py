@@ -30,7 +30,7 @@ from remem.domain.timefmt import from_iso, to_iso
 from remem.errors import InvalidInput, LegalHoldActive, NotFound, PermissionDenied
 
 SURFACES = ("payloads", "vectors", "full_text", "provenance", "sources", "pinned_profiles",
-            "run_inputs", "blobs", "digests")
+            "run_inputs", "blobs", "digests", "feedback")
 
 
 @dataclass

@@ -3,7 +3,8 @@
 The caller names the scope explicitly (there is no memory-wide form). Every item of the scope
 that is not yet forgotten — current, superseded, conflict, archived — goes through the forget
 path key by key (``item.forgotten`` events, a tombstone per claim, every surface erased in the
-key's transaction); then every source of the scope still holding text is redacted. Nothing
+key's transaction); then every source of the scope still holding text is redacted and its
+feedback rows (``Memory.feedback`` text) are deleted (surface ``feedback``). Nothing
 outside the scope is touched. One scrub and one re-check of every surface follow, so the
 report says ``completed`` only when nothing erased is left in any row or file.
 
@@ -58,5 +59,6 @@ def forget_scope(forgetter: Forgetter, scope: str, *, actor: str) -> ErasureRepo
     for sid in left:
         totals.update(forgetter.redact_source(sid, to_iso(mem.clock.now())))
         sources.append(sid)
+    totals["feedback"] += store.erase_feedback(mem.id, scope, to_iso(mem.clock.now()))
     return forgetter._report(erased, claims, dict(totals), sources, actor, cover)
 

@@ -17,7 +17,7 @@ from remem.domain import operations as ops
 from remem.domain.access import Principal, Role, narrows
 from remem.domain.decision import Judgement, check_priority
 from remem.domain.filters import parse_metadata
-from remem.domain.limits import check_text, refuse_surrogates
+from remem.domain.limits import MAX_DEADLINE_MS, check_text, refuse_surrogates
 from remem.domain.model import Authority, Source, parse_key
 from remem.errors import InvalidInput, NotFound, PermissionDenied
 from remem.service import reads
@@ -393,11 +393,13 @@ class Memory(IntakeMethods, AdminMethods, InteropMethods, FactMethods, CachedMet
         ``mode``: hybrid (default) | lexical (full text + key) | vector. ``filters``: kind,
         key, status, ``valid_at`` / ``recorded_at`` windows and metadata conditions
         (``remem.domain.filters``); relative times resolve against ``now`` (default: the
-        store clock). A filter that cannot be honoured raises InvalidInput.
+        store clock). A filter that cannot be honoured raises InvalidInput. A ``deadline_ms``
+        above ``MAX_DEADLINE_MS`` (60 s) waits that long at most.
         """
         for field, v in (("query", query), ("tokenizer", tokenizer), ("kinds", kinds),
                          ("after", after)):
             refuse_surrogates(v, field)
+        deadline_ms = min(deadline_ms, MAX_DEADLINE_MS)
         scopes = self.guard.read(scopes)
         for rid in after or []:
             self.guard.receipt(rid)

@@ -11,6 +11,7 @@ from typing import Any
 from remem.domain.decision import check_priority
 from remem.domain.filters import parse_metadata
 from remem.domain.limits import MAX_SOURCE_ID_BYTES, check_text
+from remem.errors import InvalidInput
 from remem.service.forget import Forgetter
 from remem.service.intake import Receipt
 
@@ -169,10 +170,15 @@ class IntakeMethods:
         Raises:
             PermissionDenied: the principal may not write ``scope``.
             CursorMismatch: ``expected_position`` is not the conversation's cursor.
+            InvalidInput: ``expected_position`` without turns (it guards their capture).
         """
         from remem.service.jobs.schedule import arm
 
         scope = self.guard.write(scope)
+        if expected_position is not None and not turns:
+            raise InvalidInput("expected_position guards the capture of turns; send the turns "
+                               "with it, or leave it out (nothing was done).",
+                               field="expected_position")
         captured = (self.capture(scope, host_kind, host_id, turns,
                                  expected_position=expected_position) if turns else None)
         consolidation = arm(self, "consolidate", now_=True)

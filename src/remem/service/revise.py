@@ -17,7 +17,7 @@ from typing import Any
 from remem.domain.limits import MAX_OBSERVE_BYTES, check_text
 from remem.domain.model import Scope
 from remem.domain.timefmt import to_iso
-from remem.errors import InvalidInput
+from remem.errors import IdempotencyConflict, InvalidInput
 from remem.service.guard import hidden
 from remem.service.intake import scoped_key
 
@@ -51,7 +51,12 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
     """Stores feedback with its origin; returns {feedback_id, origin, graded: False}.
 
     Feedback that cites a source (``source_ref``: KIP's staged source) keeps no copy of its
-    text: the text lives once, in the source, so forgetting the source erases it."""
+    text but the source's id (``source_ref``, beside a ``target`` decision or attempt ref):
+    the text lives once, in the source, so forgetting the source erases it.
+
+    Raises:
+        InvalidInput: a bad field. IdempotencyConflict: ``idempotency_key`` was used for
+            feedback with another source, target, text, role or actor (nothing stored)."""
     Scope.parse(scope)
     for name, v in (("text", text), ("actor", actor), ("source_ref", source_ref),
                     ("target", target)):
@@ -65,12 +70,18 @@ def feedback(memory: Any, scope: str, text: str | None, *, role: str = "agent",
     fid = "fb_" + (uuid.uuid5(uuid.NAMESPACE_URL,
                                    f"{memory.id}/{scoped_key(scope, idempotency_key)}").hex[:20]
                    if idempotency_key else uuid.uuid4().hex[:20])
+    rec = {"feedback_id": fid, "origin": origin, "actor": actor, "scope": scope,
+           "target": target or source_ref, "text": None if source_ref else text,
+           "source_ref": source_ref}
     existing = memory.store.feedback_row(memory.id, fid)
     if existing is None:
-        memory.store.insert_feedback(memory.id, {
-            "feedback_id": fid, "origin": origin, "actor": actor, "scope": scope,
-            "target": target or source_ref, "text": None if source_ref else text,
-            "created_at": to_iso(memory.clock.now())})
+        memory.store.insert_feedback(memory.id, {**rec, "created_at": to_iso(memory.clock.now())})
+    elif any(existing[k] != v for k, v in rec.items()
+             if k != "source_ref" or existing[k] is not None):  # rows before migration 018
+        raise IdempotencyConflict(f"Idempotency key {idempotency_key!r} was already used for "
+                                  "different feedback (another source, target, text, role or "
+                                  "actor). Retry the original unchanged, or use a new key.",
+                                  idempotency_key=idempotency_key)
     return {"feedback_id": fid, "origin": origin, "graded": False,
             "replayed": existing is not None}
 

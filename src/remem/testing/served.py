@@ -62,13 +62,19 @@ class Server:
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                self._end()  # then its stderr is complete (stop() closes the pipe)
+                why = self.proc.stderr.read().decode(errors="replace")[-2000:]
                 self.stop()
-                raise RuntimeError("remem serve did not start: "
-                                   + self.proc.stderr.read().decode(errors="replace")[-2000:])
+                raise RuntimeError(f"remem serve did not start: {why}")
             time.sleep(0.05)
 
     def stop(self) -> None:
         """Terminates the server (kills it after 10 s)."""
+        self._end()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+    def _end(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -76,8 +82,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
 
     def __enter__(self) -> Server:
         return self

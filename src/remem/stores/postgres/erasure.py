@@ -24,6 +24,7 @@ from psycopg import sql
 from psycopg.rows import tuple_row
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
+from remem.domain.limits import KEPT_PROFILE_RENDERS, MAX_PROFILE_RENDERS
 from remem.domain.textindex import content_hash, scope_term
 from remem.stores.sql.digest_erasure import derived_digests, holding_docs
 
@@ -34,7 +35,8 @@ FORGOTTEN_DIGEST = "forgotten"
 #: key labels that forget replaced by keyed refs (the probe found both in the files).
 SCRUB_SURFACES = {"payloads": "payloads", "idempotency": "payloads", "sources": "sources",
                   "search_docs": "full_text", "profile_renders": "pinned_profiles",
-                  "labels": "payloads", "vectors": "vectors", "items": "payloads"}
+                  "labels": "payloads", "vectors": "vectors", "items": "payloads",
+                  "feedback": "feedback"}
 #: Tables whose rewrite grows with the data, not with what was erased: the memory's vectors
 #: (VACUUM FULL rebuilds its HNSW index: 0.7 s for 2,000 rows, 8 MB; ~12 s at 10k random
 #: vectors, on this machine under load; the store's default limit is 32 MiB) and
@@ -215,6 +217,24 @@ def drop_profile_renders(conn: psycopg.Connection, memory_id: str,
     return n
 
 
+def prune_profile_renders(conn: psycopg.Connection, memory_id: str, at: str) -> int:
+    """Deletes the memory's oldest pinned renders once it holds more than
+    :data:`MAX_PROFILE_RENDERS`, down to :data:`KEPT_PROFILE_RENDERS`, and records a scrub
+    of the partition: a deleted render's dead tuple keeps copies of item values that a later
+    forget must not leave behind. Returns the number deleted."""
+    if _scalar(conn, "SELECT count(*) FROM profile_renders WHERE memory_id=%s",
+               (memory_id,)) <= MAX_PROFILE_RENDERS:
+        return 0
+    n = conn.execute(
+        "DELETE FROM profile_renders p USING (SELECT activation_id, scopes, params FROM "
+        "profile_renders WHERE memory_id=%(m)s ORDER BY rendered_at DESC, activation_id DESC "
+        "OFFSET %(k)s) old WHERE p.memory_id=%(m)s AND p.activation_id=old.activation_id AND "
+        "p.scopes=old.scopes AND p.params=old.params",
+        {"m": memory_id, "k": KEPT_PROFILE_RENDERS}).rowcount
+    record_scrub(conn, memory_id, ["profile_renders"], at)
+    return n
+
+
 def held_sources(conn: psycopg.Connection, memory_id: str) -> set[str]:
     """Source ids that an item under legal hold cites (its source or its provenance): a
     forget never redacts them ("a hold gives blocked", DESIGN.md forget plan)."""
@@ -295,7 +315,7 @@ def remaining(conn: psycopg.Connection, memory_id: str, item_ids: Sequence[str],
     """Rows that still hold erased content, plus 1 per surface whose physical scrub is still
     owed (all zero once erasure is complete)."""
     out = {"payloads": 0, "provenance": 0, "full_text": 0, "vectors": 0, "sources": 0,
-           "pinned_profiles": 0, "digests": 0}
+           "pinned_profiles": 0, "digests": 0, "feedback": 0}
     m = memory_id
     if item_ids:
         ids = list(item_ids)
@@ -348,8 +368,8 @@ def horizon_passed(conn: psycopg.Connection, xid: int) -> bool:
 
 
 #: Plain (not partitioned) tables a scrub may rewrite whole: the deleted memories' secrets,
-#: receipts' digests, the items' raw labels.
-PLAIN_TABLES = frozenset({"memory_secrets", "receipts", "items"})
+#: receipts' digests, the items' raw labels, feedback text (shared by every memory).
+PLAIN_TABLES = frozenset({"memory_secrets", "receipts", "items", "feedback"})
 
 
 def pending_scrubs(conn: psycopg.Connection) -> list[dict[str, Any]]:

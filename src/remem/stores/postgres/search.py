@@ -50,6 +50,7 @@ from remem.domain.sourcelog import source_doc_id
 from remem.domain.textindex import item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.postgres.connection import partition_name
+from remem.stores.postgres.erasure import prune_profile_renders
 from remem.stores.postgres.tsterms import (MAX_LEXEME_BYTES, fold, quote, tsquery_literal,
                                            tsvector_literal)
 from remem.stores.sql.rows import RecallRow
@@ -196,12 +197,12 @@ class SearchWriter(SourceLogWriter):
     def put_profile_render(self, activation_id: str, scopes: str, params: str, text: str,
                            item_ids: Sequence[str], at: str) -> None:
         self.conn.execute(
-            "INSERT INTO profile_renders(memory_id, activation_id, scopes, params, text, "
-            "item_ids, rendered_at) VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (memory_id, "
-            "activation_id, scopes, params) DO UPDATE SET text=EXCLUDED.text, "
-            "item_ids=EXCLUDED.item_ids, rendered_at=EXCLUDED.rendered_at",
-            (self.memory_id, activation_id, scopes, params, text, json.dumps(list(item_ids)),
-             at))
+            "INSERT INTO profile_renders(memory_id, activation_id, scopes, params, text, item_ids, "
+            "rendered_at) VALUES (%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (memory_id, activation_id, "
+            "scopes, params) DO UPDATE SET text=EXCLUDED.text, item_ids=EXCLUDED.item_ids, "
+            "rendered_at=EXCLUDED.rendered_at",
+            (self.memory_id, activation_id, scopes, params, text, json.dumps(list(item_ids)), at))
+        prune_profile_renders(self.conn, self.memory_id, at)  # bounded per memory
 
 
 class SearchSnapshot:

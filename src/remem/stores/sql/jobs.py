@@ -239,13 +239,24 @@ class SqlJobs(SqlStore):
     def insert_feedback(self, memory_id: str, rec: dict[str, Any]) -> None:
         with self._write() as c:
             self._x(c, "INSERT INTO feedback(memory_id, feedback_id, origin, actor, scope, "
-                       "target, text, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                       "target, text, created_at, source_ref) VALUES (?,?,?,?,?,?,?,?,?)",
                     (memory_id, rec["feedback_id"], rec["origin"], rec.get("actor"),
-                     rec["scope"], rec.get("target"), rec.get("text"), rec["created_at"]))
+                     rec["scope"], rec.get("target"), rec.get("text"), rec["created_at"],
+                     rec.get("source_ref")))
 
     def feedback_row(self, memory_id: str, feedback_id: str) -> dict[str, Any] | None:
         return self._one("SELECT * FROM feedback WHERE memory_id=? AND feedback_id=?",
                          (memory_id, feedback_id))
+
+    def erase_feedback(self, memory_id: str, scope: str, at: str) -> int:
+        """Deletes every feedback row of ``scope`` (its text with it) and records the scrub
+        owed (PostgreSQL); ``at`` is the erasure time. Returns the rows deleted."""
+        with self._write() as c:
+            n = self._x(c, "DELETE FROM feedback WHERE memory_id=? AND scope=?",
+                        (memory_id, scope)).rowcount
+            if n:
+                self._scrub_owed(c, memory_id, ["feedback"], at)
+        return n
 
     # --- derive support --------------------------------------------------------------------
     def source(self, memory_id: str, source_id: str) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from remem.domain.canonical import REDACTED_DIGEST, erasure_needles, normalize_text
+from remem.domain.limits import KEPT_PROFILE_RENDERS, MAX_PROFILE_RENDERS
 from remem.domain.textindex import content_hash, index_terms
 from remem.stores.sqlite.scoped_terms import scoped_terms
 from remem.stores.sql.digest_erasure import derived_digests, holding_docs
@@ -312,6 +313,20 @@ def drop_profile_renders(conn: sqlite3.Connection, memory_id: str,
                          "AND scopes=?", (memory_id, activation, scopes))
             n += 1
     return n
+
+
+def prune_profile_renders(conn: sqlite3.Connection, memory_id: str) -> int:
+    """Deletes the memory's oldest pinned renders once it holds more than
+    :data:`MAX_PROFILE_RENDERS`, down to :data:`KEPT_PROFILE_RENDERS` (``secure_delete``
+    zeroes their cells). Returns the number deleted."""
+    n = conn.execute("SELECT count(*) FROM profile_renders WHERE memory_id=?",
+                     (memory_id,)).fetchone()[0]
+    if n <= MAX_PROFILE_RENDERS:
+        return 0
+    return conn.execute(
+        "DELETE FROM profile_renders WHERE rowid IN (SELECT rowid FROM profile_renders WHERE "
+        "memory_id=? ORDER BY rendered_at DESC, activation_id DESC LIMIT -1 OFFSET ?)",
+        (memory_id, KEPT_PROFILE_RENDERS)).rowcount
 
 
 def erase_items(conn: sqlite3.Connection, memory_id: str, item_ids: Sequence[str],

@@ -42,7 +42,8 @@ from remem.domain.textindex import index_terms, item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
-from remem.stores.sqlite.erasure import drop_profile_renders, erase_docs, redact_sources
+from remem.stores.sqlite.erasure import (drop_profile_renders, erase_docs,
+                                         prune_profile_renders, redact_sources)
 from remem.stores.sqlite.scoped_terms import (
     SCOPE_KEY_CHARS,
     scoped_match,
@@ -180,6 +181,7 @@ class SearchWriter(SourceLogWriter):
                           "scopes, params, text, item_ids, rendered_at) VALUES (?,?,?,?,?,?,?)",
                           (self.memory_id, activation_id, scopes, params, text,
                            json.dumps(list(item_ids)), at))
+        prune_profile_renders(self.conn, self.memory_id)
 
 
 class SearchSnapshot:
