@@ -237,6 +237,7 @@ from typing import Any
 import remem
 from remem.bench.baselines import BM25Baseline, DenseBaseline
 from remem.bench.locomo_data import CATEGORY_NAMES, Conversation, LocomoSet, load_locomo
+from remem.bench.locomo_extraction import ModelExtraction, memory_config, same_build
 from remem.bench.metrics import RecallRecord, aggregate_recall, latency_summary
 
 SYSTEMS = ("remem", "bm25", "dense")
@@ -325,22 +326,24 @@ def _timed(fn: Callable[[], list[str]]) -> tuple[list[str], float]:
 def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
                           runs: dict[str, SystemRun], embed: Callable[[list[str]], Any],
                           progress: Progress | None = None, digests: bool = True,
-                          reuse_db: bool = False) -> dict[str, Any]:
+                          reuse_db: bool = False, extraction: ModelExtraction | None = None
+                          ) -> dict[str, Any]:
     """Ingests one conversation into a fresh memory (or, with ``reuse_db``, opens the one a
-    kept earlier run built with the same digests setting: recall-only changes measured in a
-    minute, exactly), asks every scorable question of the three systems, appends to
-    ``runs``; returns this conversation's ingest and truncation stats (ingest 0 s if reused)."""
+    kept earlier run built with the same config: recall-only changes measured in a minute,
+    exactly), asks every scorable question of the three systems, appends to ``runs``;
+    returns this conversation's ingest and truncation stats (ingest 0 s if reused)."""
     path = db_dir / f"{conv.sample_id}.db"
-    reused = reuse_db and _reusable(path, digests)
+    providers = extraction.providers() if extraction else None
+    reused = reuse_db and _reusable(path, digests, extraction)
     if not reused:
         for old in db_dir.glob(path.name + "*"):
             old.unlink()
-    store = remem.open(path, derive="worker")  # same work as inline, timed apart
+    store = remem.open(path, derive="worker", providers=providers)  # inline's work, timed apart
     try:
         if reused:
             mem, observe_s, derive_s = store.memory(MEMORY_ID), 0.0, 0.0
         else:
-            mem = store.create_memory(MEMORY_ID, {"digests": digests})
+            mem = store.create_memory(MEMORY_ID, memory_config(digests, extraction))
             observe_s, derive_s = ingest(mem, conv, progress)
         items = sum(mem.status()["items"].values())
         bm25 = BM25Baseline(conv.turns)
@@ -367,13 +370,13 @@ def evaluate_conversation(conv: Conversation, db_dir: Path, ks: Sequence[int],
             "reused_db": reused}
 
 
-def _reusable(path: Path, digests: bool) -> bool:
-    """Whether ``path`` holds a memory a kept run built with this digests setting."""
+def _reusable(path: Path, digests: bool, extraction: ModelExtraction | None) -> bool:
+    """Whether ``path`` holds a memory a kept run built with this config."""
     if not path.is_file():
         return False
-    store = remem.open(path)
+    store = remem.open(path, providers=extraction.providers() if extraction else None)
     try:
-        return bool(store.memory(MEMORY_ID).memory_config().get("digests")) == digests
+        return same_build(store.memory(MEMORY_ID).memory_config(), digests, extraction)
     except remem.RememError:
         return False
     finally:
@@ -390,7 +393,8 @@ def _timed_recall(mem: Any, scope: str, query: str, budget: int, limit: int
 def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
                out_dir: Path = Path("bench-out/locomo"), limit_conversations: int | None = None,
                progress: Progress | None = None, keep_db: bool = False,
-               digests: bool = True, reuse_db: bool = False) -> dict[str, Any]:
+               digests: bool = True, reuse_db: bool = False,
+               extraction: ModelExtraction | None = None) -> dict[str, Any]:
     """Runs the benchmark and writes ``results.json``, ``per_question.jsonl`` and
     ``recall.png`` into ``out_dir``.
 
@@ -406,6 +410,8 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
         reuse_db: recall over the memories a ``keep_db`` run left in ``out_dir/db`` (same
             digests setting; others are rebuilt) instead of ingesting again; implies
             ``keep_db``. For recall-side levers: the same engine, no ingest.
+        extraction: a chat model as derive's Extractor (default: the offline rules), see
+            :mod:`remem.bench.locomo_extraction`.
 
     Returns:
         The results document (see :func:`results_document`).
@@ -427,14 +433,14 @@ def run_locomo(data: Path | str | LocomoSet, *, ks: Sequence[int] = (5, 10),
     ingest_stats = IngestStats()
     for conv in convs:
         row = evaluate_conversation(conv, db_dir, ks, runs, embedder.embed_batch, progress,
-                                    digests, reuse_db)
+                                    digests, reuse_db, extraction)
         ingest_stats.turns += row["turns"]
         ingest_stats.seconds += row["ingest_s"]
         ingest_stats.per_conversation.append(row)
     if not (keep_db or reuse_db):
         shutil.rmtree(db_dir, ignore_errors=True)
     doc = results_document(dataset, convs, ks, runs, ingest_stats)
-    doc["memory_config"] = {"digests": digests}
+    doc["memory_config"] = memory_config(digests, extraction)
     (out_dir / "results.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     with (out_dir / "per_question.jsonl").open("w", encoding="utf-8") as fh:
         for name, r in runs.items():

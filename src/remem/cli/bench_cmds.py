@@ -47,6 +47,11 @@ def register(app: typer.Typer) -> None:
         reuse_db: Annotated[bool, typer.Option(
             help="Recall over the memories a --keep-db run left in OUT/db (same digests "
                  "setting) instead of ingesting again; keeps them.")] = False,
+        extraction_url: Annotated[str | None, typer.Option(
+            help="Derive with this OpenAI-compatible chat model endpoint as the Extractor "
+                 "(e.g. http://127.0.0.1:8080/v1); needs --extraction-model.")] = None,
+        extraction_model: Annotated[str | None, typer.Option(
+            help="The model name sent to --extraction-url.")] = None,
     ) -> None:
         """Evidence recall@k on LoCoMo: remem vs BM25 vs dense-only, with cost."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -57,9 +62,15 @@ def register(app: typer.Typer) -> None:
             summary_line,
         )
         from remem.bench.locomo_data import locate_dev_split
+        from remem.bench.locomo_extraction import ModelExtraction
 
         def body():
             ks = _ints(k, "k")
+            if (extraction_url is None) != (extraction_model is None):
+                raise InvalidInput("--extraction-url and --extraction-model go together.",
+                                   field="extraction_url")
+            extraction = ModelExtraction(extraction_url, extraction_model) \
+                if extraction_url and extraction_model else None
             path = data or locate_dev_split()
             if path is None or not Path(path).is_file():
                 raise InvalidInput("No LoCoMo file: pass --data PATH (the LoCoMo JSON layout, "
@@ -76,7 +87,8 @@ def register(app: typer.Typer) -> None:
 
                 doc = run_locomo(path, ks=ks, out_dir=out,
                                  limit_conversations=limit_conversations, progress=progress,
-                                 keep_db=keep_db, digests=digests, reuse_db=reuse_db)
+                                 keep_db=keep_db, digests=digests, reuse_db=reuse_db,
+                                 extraction=extraction)
             if STATE.json:
                 emit(doc)
                 return
