@@ -175,8 +175,11 @@ def test_the_full_text_pending_list_stays_small_without_vacuum(store, pg_url):
                        for i in range(2500)])
     mno = store.adapter.db.fetchone(
         "SELECT mno FROM memories WHERE memory_id='m_pending'")["mno"]
-    index = f"search_docs_m{mno}_tsv_idx"
     with psycopg.connect(pg_url, autocommit=True) as conn:
+        index = conn.execute(  # the partition's copy of the scoped-terms index (migration 017)
+            "SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid JOIN "
+            "pg_index x ON x.indexrelid = c.oid WHERE h.inhparent = 'search_docs_scoped'::regclass "
+            "AND x.indrelid = %s::regclass", (f"search_docs_m{mno}",)).fetchone()[0]
         options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = %s",
                                (index,)).fetchone()[0]
         assert options == ["gin_pending_list_limit=128"]
