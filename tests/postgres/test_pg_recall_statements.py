@@ -126,6 +126,26 @@ def test_the_scope_count_reads_only_the_index(store, pg_url):
     assert f"Index Only Scan using vectors_m{mno}_memory_id_scope_model_idx" in plan, plan
 
 
+def test_the_key_channel_reads_only_the_index(store, pg_url):
+    """Migration 018: the key channel's statement needs no item row (valid_at and item_id
+    are in ``items_key``), so its matches cost no heap page each."""
+    with store.adapter.search_index.read("m1") as snap:
+        got = snap.key_items(["likes", "home_city"], ["user:a", "agent:x"], 50)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("VACUUM items")
+        conn.execute("SET enable_seqscan = off")  # 300 rows: the planner would scan them
+        conn.execute("SET enable_bitmapscan = off")  # as in the count's test above
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF) SELECT item_id, scope FROM items WHERE memory_id='m1' "
+            "AND key = ANY('{likes,home_city}') AND scope = ANY('{user:a,agent:x}') "
+            'ORDER BY valid_at DESC, item_id COLLATE "C" LIMIT 50'))
+        newest = [r[0] for r in conn.execute(
+            "SELECT item_id FROM items WHERE memory_id='m1' AND scope='user:a' "
+            'ORDER BY valid_at DESC, item_id COLLATE "C" LIMIT 50')]
+    assert "Index Only Scan using items_key" in plan, plan
+    assert [d for d, _ in got] == newest and {s for _, s in got} == {"user:a"}
+
+
 def _nearest(store, q, scopes, k):
     with store.adapter.search_index.read("m1") as snap:
         return snap.vectors(q, scopes, k, -1.0)
