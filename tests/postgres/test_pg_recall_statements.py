@@ -146,6 +146,32 @@ def test_the_key_channel_reads_only_the_index(store, pg_url):
     assert [d for d, _ in got] == newest and {s for _, s in got} == {"user:a"}
 
 
+def test_the_items_source_refs_read_only_the_provenance_index(store, pg_url, monkeypatch):
+    """Migration 019: an item's source ids come from ``provenance_item`` alone, in seq order
+    (no provenance row, no sort per item)."""
+    sent: list[tuple] = []
+    orig = psycopg.Cursor.execute
+
+    def traced(cur, query, params=None, **kw):
+        sent.append((query, params))
+        return orig(cur, query, params, **kw)
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("VACUUM provenance")
+    with store.adapter.search_index.read("m1") as snap:
+        ids = [d for d, _s in snap.fts(["violins"], ["user:a"], 10)]
+        monkeypatch.setattr(psycopg.Cursor, "execute", traced)
+        assert snap.items(ids)
+        monkeypatch.undo()
+        snap.conn.execute("SET LOCAL enable_seqscan = off")
+        snap.conn.execute("SET LOCAL enable_bitmapscan = off")
+        query, params = sent[-1]
+        plan = "\n".join(r["QUERY PLAN"] for r in snap.conn.execute(
+            "EXPLAIN " + query, params))
+    refs = plan.split("SubPlan", 1)[1]  # the per-item source ids
+    assert "Index Only Scan using provenance_item" in refs and "Sort" not in refs, plan
+
+
 def _nearest(store, q, scopes, k):
     with store.adapter.search_index.read("m1") as snap:
         return snap.vectors(q, scopes, k, -1.0)
