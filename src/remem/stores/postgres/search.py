@@ -7,7 +7,9 @@ same rewrite SQLite indexes: CJK bigrams, emoji terms), have Latin/Greek/Cyrilli
 removed (as FTS5 ``remove_diacritics``) and are stored as a literal ``tsvector`` with positions
 (no parser, no dictionary), so a word matches on both backends alike. Queries OR the terms of
 the query terms into a ``tsquery``; ranking is ``ts_rank`` (term frequency with length
-normalisation; unlike bm25 it has no inverse document frequency).
+normalisation; unlike bm25 it has no inverse document frequency). The GIN index keys every
+lexeme by its document's scope (migration 017) and a query asks for its (scope, term) keys
+(``tsterms.scoped_keys``), so it reads the caller's scopes' posting lists only.
 
 CJK: not pg_trgm, whose trigrams depend on the database's ctype (empty for Japanese with the
 builtin C.UTF-8 provider); the bigram rewrite matches a 2-character CJK query anywhere.
