@@ -53,7 +53,7 @@ def test_frequent_terms_are_dropped_on_a_large_memory_and_rare_ones_rank(big_mem
         assert {d for d, _ in hits} == {f"itm_{i:05d}" for i in range(6000)
                                          if i % 1000 == 1}
         assert {s for _, s in hits} == {"user:a"}
-        assert snap.fts(["zebra"], ["user:b"], 10) == []  # the scope lexeme restricts
+        assert snap.fts(["zebra"], ["user:b"], 10) == []  # the scoped index keys restrict
 
 
 def test_the_full_text_index_keys_each_lexeme_by_its_scope(big_memory, monkeypatch):

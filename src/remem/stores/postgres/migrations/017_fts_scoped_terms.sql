@@ -1,8 +1,10 @@
 -- Full text: one GIN key per (scope, word) pair, so a search reads the posting lists of the
 -- caller's scopes' words only. The index on ``tsv`` held one posting list per word over every
 -- scope of the memory: a search intersected the lists of its words (all scopes) with those of
--- its scope lexemes, a cost that grew with the memory, not with the caller's scopes (1M bench
--- items, 100 scopes: 4.5-20 ms of the statement's index scan, against 0.3-0.4 ms here).
+-- its scope lexemes, a cost that grew with the memory, not with the caller's scopes (a
+-- synthetic 1M-document partition, 100 scopes: 4.5-20 ms of the statement's index scan,
+-- against 0.3-0.4 ms here). The scope lexeme stays in ``tsv``: it counts in ts_rank's
+-- document length, so dropping it would move rankings.
 -- A key is the scope, U+001F (never in a scope) and the lexeme: at most 516 + 1 + 2046 bytes,
 -- under GIN's ~2,700-byte key limit. The index is on an expression: the rows store nothing
 -- more and the write path is unchanged; a query lists its (scope, term) keys
