@@ -126,6 +126,52 @@ def test_the_scope_count_reads_only_the_index(store, pg_url):
     assert f"Index Only Scan using vectors_m{mno}_memory_id_scope_model_idx" in plan, plan
 
 
+def test_the_key_channel_reads_only_the_index(store, pg_url):
+    """Migration 019: the key channel's statement needs no item row (valid_at and item_id
+    are in ``items_key``), so its matches cost no heap page each."""
+    with store.adapter.search_index.read("m1") as snap:
+        got = snap.key_items(["likes", "home_city"], ["user:a", "agent:x"], 50)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("VACUUM items")
+        conn.execute("SET enable_seqscan = off")  # 300 rows: the planner would scan them
+        conn.execute("SET enable_bitmapscan = off")  # as in the count's test above
+        plan = "\n".join(r[0] for r in conn.execute(
+            "EXPLAIN (ANALYZE, COSTS OFF) SELECT item_id, scope FROM items WHERE memory_id='m1' "
+            "AND key = ANY('{likes,home_city}') AND scope = ANY('{user:a,agent:x}') "
+            'ORDER BY valid_at DESC, item_id COLLATE "C" LIMIT 50'))
+        newest = [r[0] for r in conn.execute(
+            "SELECT item_id FROM items WHERE memory_id='m1' AND scope='user:a' "
+            'ORDER BY valid_at DESC, item_id COLLATE "C" LIMIT 50')]
+    assert "Index Only Scan using items_key" in plan, plan
+    assert [d for d, _ in got] == newest and {s for _, s in got} == {"user:a"}
+
+
+def test_the_items_source_refs_read_only_the_provenance_index(store, pg_url, monkeypatch):
+    """Migration 020: an item's source ids come from ``provenance_item`` alone, in seq order
+    (no provenance row, no sort per item)."""
+    sent: list[tuple] = []
+    orig = psycopg.Cursor.execute
+
+    def traced(cur, query, params=None, **kw):
+        sent.append((query, params))
+        return orig(cur, query, params, **kw)
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("VACUUM provenance")
+    with store.adapter.search_index.read("m1") as snap:
+        ids = [d for d, _s in snap.fts(["violins"], ["user:a"], 10)]
+        monkeypatch.setattr(psycopg.Cursor, "execute", traced)
+        assert snap.items(ids)
+        monkeypatch.undo()
+        snap.conn.execute("SET LOCAL enable_seqscan = off")
+        snap.conn.execute("SET LOCAL enable_bitmapscan = off")
+        query, params = sent[-1]
+        plan = "\n".join(r["QUERY PLAN"] for r in snap.conn.execute(
+            "EXPLAIN " + query, params))
+    refs = plan.split("SubPlan", 1)[1]  # the per-item source ids
+    assert "Index Only Scan using provenance_item" in refs and "Sort" not in refs, plan
+
+
 def _nearest(store, q, scopes, k):
     with store.adapter.search_index.read("m1") as snap:
         return snap.vectors(q, scopes, k, -1.0)
@@ -175,8 +221,11 @@ def test_the_full_text_pending_list_stays_small_without_vacuum(store, pg_url):
                        for i in range(2500)])
     mno = store.adapter.db.fetchone(
         "SELECT mno FROM memories WHERE memory_id='m_pending'")["mno"]
-    index = f"search_docs_m{mno}_tsv_idx"
     with psycopg.connect(pg_url, autocommit=True) as conn:
+        index = conn.execute(  # the partition's copy of the scoped-terms index (migration 018)
+            "SELECT c.relname FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid JOIN "
+            "pg_index x ON x.indexrelid = c.oid WHERE h.inhparent = 'search_docs_scoped'::regclass "
+            "AND x.indrelid = %s::regclass", (f"search_docs_m{mno}",)).fetchone()[0]
         options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = %s",
                                (index,)).fetchone()[0]
         assert options == ["gin_pending_list_limit=128"]

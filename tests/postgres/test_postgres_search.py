@@ -15,6 +15,7 @@ import remem.stores.postgres.search as pgsearch
 import remem.testing.hashembed  # noqa: F401 - the "hash" embedding provider
 from remem.domain.textindex import scope_term
 from remem.stores.postgres.search import tsquery_literal, tsvector_literal
+from remem.stores.postgres.tsterms import MAX_LEXEME_BYTES, scoped_keys
 
 
 def test_the_tsvector_holds_folded_terms_positions_and_a_weighted_scope_lexeme():
@@ -52,7 +53,49 @@ def test_frequent_terms_are_dropped_on_a_large_memory_and_rare_ones_rank(big_mem
         assert {d for d, _ in hits} == {f"itm_{i:05d}" for i in range(6000)
                                          if i % 1000 == 1}
         assert {s for _, s in hits} == {"user:a"}
-        assert snap.fts(["zebra"], ["user:b"], 10) == []  # the scope lexeme restricts
+        assert snap.fts(["zebra"], ["user:b"], 10) == []  # the scoped index keys restrict
+
+
+def test_the_full_text_index_keys_each_lexeme_by_its_scope(big_memory, monkeypatch):
+    """Migration 018: the SQL function that keys a stored document and the keys a query asks
+    for agree, and the search reads them through that index (not a scan)."""
+    with big_memory.adapter.search_index.read("m1") as snap:
+        stored = snap.conn.execute(
+            "SELECT remem_scoped_terms(scope, tsv) AS k, tsvector_to_array(tsv) AS lex, scope "
+            "FROM search_docs WHERE memory_id = 'm1' AND doc_id = 'itm_00001'").fetchone()
+        assert stored["scope"] == "user:a" and "zebra" in stored["lex"]
+        assert stored["k"] == scoped_keys(["user:a"], stored["lex"])
+        snap.conn.execute("SET LOCAL enable_seqscan = off")
+        sent: list[tuple] = []
+        orig = psycopg.Cursor.execute
+
+        def traced(cur, query, params=None, **kw):
+            sent.append((query, params))
+            return orig(cur, query, params, **kw)
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", traced)
+        snap.fts(["zebra"], ["user:a"], 10)
+        monkeypatch.undo()
+        query, params = sent[-1]  # the statement sent, planned again
+        plan = "\n".join(r["QUERY PLAN"] for r in snap.conn.execute("EXPLAIN " + query, params))
+    mno = big_memory.adapter.db.fetchone("SELECT mno FROM memories WHERE memory_id='m1'")["mno"]
+    assert f"search_docs_m{mno}_remem_scoped_terms_idx" in plan, plan
+
+
+def test_the_longest_scope_with_the_longest_lexeme_is_indexed_and_found(pg_url):
+    """A key is scope + U+001F + lexeme: with a 127-character id of 4-byte characters (516
+    bytes) and a 2,046-byte lexeme it stays under GIN's key limit."""
+    store = remem.open(pg_url)
+    store.create_memory("m1")
+    scope, word = "session:" + "\U0001f600" * 127, "w" * MAX_LEXEME_BYTES
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO search_docs(memory_id, doc_id, doc_type, scope, tsv) VALUES "
+                     "('m1', 'itm_long', 'item', %s, %s::tsvector)",
+                     (scope, tsvector_literal(f"{word} short", scope_term("m1", scope))))
+    with store.adapter.search_index.read("m1") as snap:
+        assert snap.fts([word], [scope], 10) == [("itm_long", scope)]
+        assert snap.fts([word], ["session:other"], 10) == []
+    store.close()
 
 
 def test_the_hnsw_path_finds_what_exact_search_finds(pg_url, monkeypatch):

@@ -74,8 +74,8 @@ def payload_values(conn: psycopg.Connection, memory_id: str,
 def sources_containing(conn: psycopg.Connection, memory_id: str,
                        scopes: Sequence[str] | None, values: Sequence[Any]) -> list[str]:
     """Unredacted sources of the scopes (None: every scope of the memory) whose text
-    contains one of the values (strings and numbers, nested ones too) (normalised like SQLite: NFKC, casefold, collapsed
-    whitespace)."""
+    contains one of the values (strings and numbers, nested ones too), normalised like SQLite
+    (NFKC, casefold, collapsed whitespace)."""
     needles = erasure_needles(values)
     if not needles or scopes == []:
         return []

@@ -7,7 +7,9 @@ same rewrite SQLite indexes: CJK bigrams, emoji terms), have Latin/Greek/Cyrilli
 removed (as FTS5 ``remove_diacritics``) and are stored as a literal ``tsvector`` with positions
 (no parser, no dictionary), so a word matches on both backends alike. Queries OR the terms of
 the query terms into a ``tsquery``; ranking is ``ts_rank`` (term frequency with length
-normalisation; unlike bm25 it has no inverse document frequency).
+normalisation; unlike bm25 it has no inverse document frequency). The GIN index keys every
+lexeme by its document's scope (migration 018) and a query asks for its (scope, term) keys
+(``tsterms.scoped_keys``), so it reads the caller's scopes' posting lists only.
 
 CJK: not pg_trgm, whose trigrams depend on the database's ctype (empty for Japanese with the
 builtin C.UTF-8 provider); the bigram rewrite matches a 2-character CJK query anywhere.
@@ -51,8 +53,8 @@ from remem.domain.textindex import item_text, scope_term
 from remem.stores.sql import sources as source_sql
 from remem.stores.postgres.connection import partition_name
 from remem.stores.postgres.erasure import prune_profile_renders
-from remem.stores.postgres.tsterms import (MAX_LEXEME_BYTES, fold, quote, tsquery_literal,
-                                           tsvector_literal)
+from remem.stores.postgres.tsterms import (MAX_LEXEME_BYTES, fold, scoped_keys,
+                                           tsquery_literal, tsvector_literal)
 from remem.stores.sql.rows import RecallRow
 from remem.stores.sql.sources import SourceLogWriter
 
@@ -271,21 +273,16 @@ class SearchSnapshot:
                   if t and len(t.encode()) <= MAX_LEXEME_BYTES]
         if not folded or not scopes:
             return []
-        folded, share = self._affordable(folded, scopes)
-        args = {"q": tsquery_literal(folded), "m": self.memory_id, "s": list(scopes),
-                "n": limit}
-        match = "tsv @@ q"
-        if share < 0.5:  # a minority of the documents: let the index intersect the scopes
-            # No ":A" weight on the scope lexemes: GIN keeps no weights, so a weighted query
-            # rechecks every candidate row (1.6 -> 1.3 ms at 100k); the scope column test
-            # above already drops a document whose text merely contains such a lexeme.
-            match = "tsv @@ (q && CAST(%(sk)s AS tsquery))"
-            args["sk"] = " | ".join(quote(scope_term(self.memory_id, x)) for x in scopes)
-        rows = self.conn.execute(
+        folded, _share = self._affordable(folded, scopes)
+        # The index keys are (scope, term) pairs (migration 018): the search reads the
+        # posting lists of the caller's scopes' terms only; ranking reads the row's tsv.
+        rows = self.conn.cursor(row_factory=tuple_row).execute(
             "SELECT doc_id, scope FROM search_docs, CAST(%(q)s AS tsquery) AS q WHERE "
-            f"memory_id=%(m)s AND scope = ANY(%(s)s) AND {match} ORDER BY ts_rank(tsv, q, 1) "
-            'DESC, doc_id COLLATE "C" LIMIT %(n)s', args)
-        return [(r["doc_id"], r["scope"]) for r in rows]
+            "memory_id=%(m)s AND scope = ANY(%(s)s) AND remem_scoped_terms(scope, tsv) && "
+            "%(k)s::text[] ORDER BY ts_rank(tsv, q, 1) DESC, doc_id COLLATE \"C\" LIMIT %(n)s",
+            {"q": tsquery_literal(folded), "m": self.memory_id, "s": list(scopes),
+             "k": scoped_keys(scopes, folded), "n": limit})
+        return rows.fetchall()
 
     def _affordable(self, terms: list[str], scopes: Sequence[str]
                     ) -> tuple[list[str], float]:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from remem.domain.textindex import index_terms
 
-__all__ = ["MAX_LEXEME_BYTES", "fold", "quote", "tsquery_literal", "tsvector_literal"]
+__all__ = ["MAX_LEXEME_BYTES", "fold", "quote", "scoped_keys", "tsquery_literal",
+           "tsvector_literal"]
 
 _MAX_POSITION, _MAX_POSITIONS, MAX_LEXEME_BYTES = 16383, 256, 2046
 
@@ -52,3 +53,10 @@ def tsvector_literal(text: str, scope_key: str | None = None) -> str:
 def tsquery_literal(terms: Sequence[str]) -> str:
     """A ``tsquery`` OR-ing the terms as literal lexemes."""
     return " | ".join(quote(t) for t in terms)
+
+
+def scoped_keys(scopes: Sequence[str], terms: Sequence[str]) -> list[str]:
+    """The full-text index keys of ``terms`` in ``scopes`` (migration 018): the scope, U+001F
+    (never in a scope) and the term, for every pair, as ``remem_scoped_terms`` keys a stored
+    document's lexemes."""
+    return [f"{scope}\x1f{term}" for scope in scopes for term in terms]
