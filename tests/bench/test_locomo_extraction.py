@@ -1,16 +1,15 @@
 """``remem bench locomo`` with a chat model as derive's Extractor (``--extraction-url``).
 
-The model is a loopback HTTP stand-in speaking the OpenAI chat API: it answers one claim for
-the turn that says "I run every morning" and no claims for any other turn, and records every
-request, so the tests see what the bench sends and what recall then returns.
+The model is the loopback stand-in of tests/llm/llm_standin.py (a real OpenAI-compatible HTTP
+server; only the model is scripted, since no model good enough runs here): it answers one claim
+for the turn that says "I run every morning" and no claims for any other turn, and records
+every request, so the tests see what the bench sends and what recall then returns.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,45 +20,24 @@ import remem
 from remem.bench.locomo_bench import MEMORY_ID, run_locomo
 from remem.bench.locomo_extraction import PROVIDER, ModelExtraction
 from remem.cli.main import app
+from tests.llm.llm_standin import Reply, ScriptedModelService
 
 QUOTE = "I run every morning"
 
 
-def _reply(request: dict[str, Any]) -> dict[str, Any]:
+def _reply(request: dict[str, Any]) -> Reply:
     said = request["messages"][-1]["content"]
     claims = [{"key": "routine", "kind": "fact", "value": "runs every morning",
                "quote": QUOTE, "operation": "assert", "negated": False,
                "valid_at": None}] if QUOTE in said else []
-    message = {"role": "assistant", "content": json.dumps({"claims": claims})}
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": request["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return Reply(content=json.dumps({"claims": claims}))
 
 
 @pytest.fixture
 def model() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    requests: list[dict[str, Any]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            requests.append(body)
-            payload = json.dumps(_reply(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1", requests
-    server.shutdown()
-    server.server_close()
+    service = ScriptedModelService(answer=_reply)
+    yield service.base_url, service.requests
+    service.close()
 
 
 def test_derive_asks_the_model_per_turn_and_recall_returns_its_fact(model, locomo_file: Path,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,10 +38,12 @@ class ScriptedModelService:
         headers: the headers of each request, in order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        """``answer``: makes the reply from each request body instead of the scripted queue."""
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._replies: deque[Reply] = deque()
+        self._answer_for = answer
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -49,8 +52,11 @@ class ScriptedModelService:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 service.requests.append(body)
                 service.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = service._replies.popleft() if service._replies else Reply(
-                    status=500, body='{"error": {"message": "no scripted reply left"}}')
+                if service._answer_for is not None:
+                    reply = service._answer_for(body)
+                else:
+                    reply = service._replies.popleft() if service._replies else Reply(
+                        status=500, body='{"error": {"message": "no scripted reply left"}}')
                 self._answer(reply, body)
 
             def _answer(self, reply: Reply, body: dict[str, Any]) -> None:
