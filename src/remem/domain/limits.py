@@ -44,11 +44,11 @@ MAX_OBSERVE_BYTES = 16_384
 #: evicted activation renders afresh on its next call). Bounds the table a reader token
 #: can grow and the renders every forget reads.
 MAX_PROFILE_RENDERS = 1_024
+KEPT_PROFILE_RENDERS = 768
 #: The longest a recall waits for its ``after`` receipts and on-read refreshes (ms); a longer
 #: ``deadline_ms`` (KIP's schema allows 2**53 - 1) is cut to this, so no request holds a
 #: server thread for longer (HTTP /recall refuses more with 422).
 MAX_DEADLINE_MS = 60_000
-KEPT_PROFILE_RENDERS = 768
 MIN_MAX_BYTES, MAX_MAX_BYTES = 128, 65_536
 ROLES = frozenset({"user", "assistant", "tool", "system", "owner", "agent"})
 
